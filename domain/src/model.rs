@@ -1,0 +1,512 @@
+//! The catalog model: plain types shared by the loader, the server, the API and the UI.
+//!
+//! The YAML field, the Rust field, the JSON field and the UI label use one name for one
+//! thing. Every document kind rejects unknown fields so a typo in the monorepo is an error
+//! with a position, not a silently ignored line.
+
+use serde::{Deserialize, Serialize};
+
+/// The three states every claim about the infrastructure falls into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    /// Works in production with real traffic or data.
+    Validated,
+    /// Exists in IaC (Pulumi, Ansible, Argo CD manifests) but is not applied or validated.
+    Declared,
+    /// An architectural decision on the roadmap, with no code and no validation.
+    Desired,
+}
+
+impl State {
+    /// Every state, in the order the UI shows them.
+    pub const ALL: [State; 3] = [State::Validated, State::Declared, State::Desired];
+
+    /// The identifier used in YAML, JSON and query strings.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Validated => "validated",
+            State::Declared => "declared",
+            State::Desired => "desired",
+        }
+    }
+
+    /// Parses the identifier used in YAML, JSON and query strings.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|v| v.as_str() == s)
+    }
+}
+
+/// Refines a state: how far along, or why it will not happen (yet).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Qualifier {
+    /// Works for part of its scope only.
+    Partial,
+    /// Work is under way.
+    InProgress,
+    /// Postponed until a criterion is met (`criterion` says which).
+    Deferred,
+    /// Considered and turned down (`reason` says why).
+    Rejected,
+    /// Beyond the current roadmap.
+    Future,
+}
+
+impl Qualifier {
+    /// Every qualifier, in the order the UI shows them.
+    pub const ALL: [Qualifier; 5] = [
+        Qualifier::Partial,
+        Qualifier::InProgress,
+        Qualifier::Deferred,
+        Qualifier::Rejected,
+        Qualifier::Future,
+    ];
+
+    /// The identifier used in YAML, JSON and query strings.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Qualifier::Partial => "partial",
+            Qualifier::InProgress => "in_progress",
+            Qualifier::Deferred => "deferred",
+            Qualifier::Rejected => "rejected",
+            Qualifier::Future => "future",
+        }
+    }
+
+    /// Parses the identifier used in YAML, JSON and query strings.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|v| v.as_str() == s)
+    }
+}
+
+/// What a catalog item is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ItemKind {
+    /// A piece of the platform stack (a Proxmox cluster, a LINSTOR pool, a router).
+    Component,
+    /// An application, job or platform running on top of the stack (layer 8).
+    Workload,
+    /// Part of a cross-cutting capability (secrets, TLS, identity, ...).
+    Capability,
+}
+
+/// Whether a layer is one of the ordered layers 0–8 or a cross-cutting capability.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LayerKind {
+    /// An ordered layer: layer N is operated only on a stable N-1.
+    Layer,
+    /// A capability that crosses every layer.
+    Capability,
+}
+
+/// Priority of a pending task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Priority {
+    /// Must be done before anything else in its area.
+    Critical,
+    /// Part of the minimum viable platform.
+    Mvp,
+    /// Planned for phases 2–3.
+    Later,
+    /// Worth doing, no date.
+    Normal,
+}
+
+/// Whether a pending entry is work to do or a decision still to take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskKind {
+    /// Work to be done.
+    #[default]
+    Task,
+    /// A decision that has not been taken yet.
+    Decision,
+}
+
+/// A titled list of free-text entries, for the prose of a layer that is not an item
+/// (a strategy, an evolution plan, options under discussion).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Section {
+    /// Heading of the section.
+    pub title: String,
+    /// Entries, in order.
+    #[serde(default)]
+    pub entries: Vec<String>,
+}
+
+/// The platform as a whole: what it is and the principles it follows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Platform {
+    /// Display name.
+    pub name: String,
+    /// One paragraph on what the platform is.
+    #[serde(default)]
+    pub description: String,
+    /// Design principles, each a title and an explanation.
+    #[serde(default)]
+    pub principles: Vec<Principle>,
+    /// Further prose (reading prerequisites, roadmap direction, expansion plans).
+    #[serde(default)]
+    pub sections: Vec<Section>,
+}
+
+/// One design principle.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Principle {
+    /// Short name of the principle.
+    pub title: String,
+    /// What it means in practice.
+    pub text: String,
+}
+
+/// A site: a place with its own hardware, network and clusters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Site {
+    /// Short identifier, used in references and query strings (`franca`, `sp`).
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Where it is.
+    #[serde(default)]
+    pub location: String,
+    /// Free notes.
+    #[serde(default)]
+    pub notes: String,
+    /// Groups of physical hosts at the site.
+    #[serde(default)]
+    pub host_groups: Vec<HostGroup>,
+}
+
+/// A group of physical hosts sharing a naming pattern and a role.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostGroup {
+    /// Identifier, unique in the catalog.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Host-name pattern (`pve-labri-*`).
+    #[serde(default)]
+    pub pattern: String,
+    /// Number of hosts in the group.
+    #[serde(default)]
+    pub count: Option<u32>,
+    /// Free notes.
+    #[serde(default)]
+    pub notes: String,
+}
+
+/// A GPU model and how many of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Gpu {
+    /// Model name (`NVIDIA RTX A5000`).
+    pub model: String,
+    /// Number of cards.
+    pub count: u32,
+}
+
+/// One physical host or container host named in the catalog.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Host {
+    /// Host name, unique in the catalog.
+    pub id: String,
+    /// Site the host is in.
+    pub site: String,
+    /// Host group it belongs to, if any.
+    #[serde(default)]
+    pub group: Option<String>,
+    /// Hardware tier (`1`, `2A`, `3`), see the hardware tiers document.
+    #[serde(default)]
+    pub tier: Option<String>,
+    /// What the host does.
+    #[serde(default)]
+    pub roles: Vec<String>,
+    /// GPUs installed.
+    #[serde(default)]
+    pub gpus: Vec<Gpu>,
+    /// Free notes.
+    #[serde(default)]
+    pub notes: String,
+}
+
+/// A layer (0–8, with sub-layers such as 8a) or a cross-cutting capability.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Layer {
+    /// Identifier (`l0`, `l8b`, `secrets`).
+    pub id: String,
+    /// Ordered layer or cross-cutting capability.
+    pub kind: LayerKind,
+    /// Label shown before the name (`0`, `8b`); empty for capabilities.
+    #[serde(default)]
+    pub number: String,
+    /// Display name.
+    pub name: String,
+    /// Enclosing layer, for sub-layers (`l8` for `l8a`).
+    #[serde(default)]
+    pub parent: Option<String>,
+    /// Its role in the platform ("Papel").
+    #[serde(default)]
+    pub role: String,
+    /// Components, as the architecture names them.
+    #[serde(default)]
+    pub components: Vec<String>,
+    /// Why it sits where it sits.
+    #[serde(default)]
+    pub rationale: String,
+    /// Priority of the layer as a whole, when the architecture gives one.
+    #[serde(default)]
+    pub priority: Option<Priority>,
+    /// Free notes.
+    #[serde(default)]
+    pub notes: String,
+    /// Further prose: strategies, options, evolution plans.
+    #[serde(default)]
+    pub sections: Vec<Section>,
+}
+
+/// How a reference into the devops monorepo is written: a path and, optionally, a key inside
+/// a YAML, JSON or TOML file (`ha` in a Pulumi stack config).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IacRef {
+    /// Path relative to the monorepo root.
+    pub path: String,
+    /// Dotted key inside the file, if the claim is about one setting.
+    #[serde(default)]
+    pub key: Option<String>,
+}
+
+/// Why a claim is believed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Evidence {
+    /// A person checked it.
+    Attestation {
+        /// Who checked.
+        by: String,
+        /// When (ISO date, `2026-10-01`).
+        date: String,
+        /// What was checked.
+        what: String,
+    },
+    /// An HTTP endpoint the portal can probe.
+    Probe {
+        /// URL to request.
+        url: String,
+        /// Expected status code.
+        #[serde(default = "default_probe_status")]
+        expect_status: u16,
+    },
+    /// An Argo CD application whose health and sync state back the claim.
+    Argocd {
+        /// Application name.
+        app: String,
+        /// Argo CD instance (site) that runs it.
+        #[serde(default)]
+        instance: Option<String>,
+    },
+    /// A document, pull request or page that records it.
+    Reference {
+        /// What the reference shows.
+        text: String,
+        /// Where it is, if it has an address.
+        #[serde(default)]
+        url: Option<String>,
+    },
+}
+
+fn default_probe_status() -> u16 {
+    200
+}
+
+/// Anything the catalog tracks a state for: a component, a workload, a capability item.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Item {
+    /// Identifier, unique in the catalog (`linstor-sp-ssd`).
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Component, workload or capability item.
+    pub kind: ItemKind,
+    /// Layer or capability it belongs to.
+    pub layer: String,
+    /// Sites it concerns; empty means platform-wide.
+    #[serde(default)]
+    pub sites: Vec<String>,
+    /// Hosts it runs on.
+    #[serde(default)]
+    pub hosts: Vec<String>,
+    /// Validated, declared or desired.
+    pub state: State,
+    /// Refinement of the state.
+    #[serde(default)]
+    pub qualifier: Option<Qualifier>,
+    /// Free notes, as written in the architecture.
+    #[serde(default)]
+    pub notes: String,
+    /// Why the state is believed (expected for `validated`).
+    #[serde(default)]
+    pub evidence: Vec<Evidence>,
+    /// Where it is declared in the monorepo (expected for `declared`).
+    #[serde(default)]
+    pub iac: Option<IacRef>,
+    /// Why it was rejected (expected with the `rejected` qualifier).
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// What must happen before it is taken up (expected with `deferred`).
+    #[serde(default)]
+    pub criterion: Option<String>,
+    /// Items that must work before this one can.
+    #[serde(default)]
+    pub depends_on: Vec<String>,
+    /// Decisions that shape it.
+    #[serde(default)]
+    pub decisions: Vec<String>,
+    /// Roadmap phase it is planned in.
+    #[serde(default)]
+    pub phase: Option<String>,
+    /// GPUs it offers to workloads (for GPU clusters).
+    #[serde(default)]
+    pub gpus: Vec<Gpu>,
+    /// Free labels.
+    #[serde(default)]
+    pub tags: Vec<String>,
+}
+
+/// An architectural decision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Decision {
+    /// Identifier, unique in the catalog (`argocd-topology`).
+    pub id: String,
+    /// What the decision is about.
+    pub topic: String,
+    /// What was decided.
+    pub decision: String,
+    /// The alternative that was turned down.
+    #[serde(default)]
+    pub rejected: String,
+    /// Why.
+    #[serde(default)]
+    pub reason: String,
+    /// ADR documents that record it (`ADR-001`).
+    #[serde(default)]
+    pub adrs: Vec<String>,
+    /// Other documents it refers to (`Tiers`).
+    #[serde(default)]
+    pub refs: Vec<String>,
+    /// Layers it concerns.
+    #[serde(default)]
+    pub layers: Vec<String>,
+    /// Items it concerns.
+    #[serde(default)]
+    pub items: Vec<String>,
+}
+
+/// A pending task or an open decision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Task {
+    /// Identifier, unique in the catalog.
+    pub id: String,
+    /// What is to be done or decided.
+    pub title: String,
+    /// Task or open decision.
+    #[serde(default)]
+    pub kind: TaskKind,
+    /// Layer or capability it belongs to.
+    pub layer: String,
+    /// Items it moves forward.
+    #[serde(default)]
+    pub items: Vec<String>,
+    /// Sites it concerns.
+    #[serde(default)]
+    pub sites: Vec<String>,
+    /// How urgent.
+    #[serde(default)]
+    pub priority: Option<Priority>,
+    /// Tasks or items that must be done first ("only after X").
+    #[serde(default)]
+    pub after: Vec<String>,
+    /// Free notes.
+    #[serde(default)]
+    pub notes: String,
+}
+
+/// A roadmap phase.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Phase {
+    /// Identifier (`mvp`).
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Position in the roadmap, lowest first.
+    pub order: u32,
+    /// What the phase delivers.
+    #[serde(default)]
+    pub description: String,
+}
+
+/// One catalog file: any file may hold any kinds; the loader merges them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct CatalogFile {
+    /// The platform description (at most one file may hold it).
+    #[serde(default)]
+    pub platform: Option<Platform>,
+    /// Sites.
+    #[serde(default)]
+    pub sites: Vec<Site>,
+    /// Hosts.
+    #[serde(default)]
+    pub hosts: Vec<Host>,
+    /// Layers and capabilities.
+    #[serde(default)]
+    pub layers: Vec<Layer>,
+    /// Items.
+    #[serde(default)]
+    pub items: Vec<Item>,
+    /// Decisions.
+    #[serde(default)]
+    pub decisions: Vec<Decision>,
+    /// Pending tasks.
+    #[serde(default)]
+    pub tasks: Vec<Task>,
+    /// Roadmap phases.
+    #[serde(default)]
+    pub phases: Vec<Phase>,
+}
+
+/// A whole catalog: every file merged, in file-name order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Catalog {
+    /// The platform description.
+    pub platform: Platform,
+    /// Sites.
+    pub sites: Vec<Site>,
+    /// Hosts.
+    pub hosts: Vec<Host>,
+    /// Layers and capabilities.
+    pub layers: Vec<Layer>,
+    /// Items.
+    pub items: Vec<Item>,
+    /// Decisions.
+    pub decisions: Vec<Decision>,
+    /// Pending tasks.
+    pub tasks: Vec<Task>,
+    /// Roadmap phases.
+    pub phases: Vec<Phase>,
+}

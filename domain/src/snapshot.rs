@@ -1,0 +1,334 @@
+//! An immutable, indexed view of a validated catalog, and the read queries over it.
+//!
+//! The server keeps one `Snapshot` behind an atomic pointer and swaps it whole on reload;
+//! every read (API, pages) is a plain function over it, with no locks and no I/O.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{Catalog, Decision, Item, Layer, LayerKind, Qualifier, Site, State, Task};
+
+/// A validated catalog with its indexes and where it came from.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    catalog: Catalog,
+    /// SHA-256 over the catalog files (names and contents), hex.
+    pub hash: String,
+    /// Revision of the source (a git commit) when known.
+    pub revision: Option<String>,
+    item_index: HashMap<String, usize>,
+    layer_index: HashMap<String, usize>,
+    site_index: HashMap<String, usize>,
+    /// item index -> indexes of items that depend on it.
+    dependents: Vec<Vec<usize>>,
+    /// lowercase haystack per item for text search.
+    search_text: Vec<String>,
+}
+
+/// Filters for the item list; `None` means "any".
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ItemFilter {
+    /// Site id; items with no site (platform-wide) match every site.
+    pub site: Option<String>,
+    /// Layer id; a parent layer matches its sub-layers.
+    pub layer: Option<String>,
+    /// State.
+    pub state: Option<State>,
+    /// Qualifier.
+    pub qualifier: Option<Qualifier>,
+    /// Case-insensitive text searched in id, name, notes and tags.
+    pub q: Option<String>,
+}
+
+/// Counts of items per state.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StateCounts {
+    /// Validated items.
+    pub validated: u32,
+    /// Declared items.
+    pub declared: u32,
+    /// Desired items.
+    pub desired: u32,
+}
+
+impl StateCounts {
+    /// Adds one item in `state`.
+    pub fn add(&mut self, state: State) {
+        match state {
+            State::Validated => self.validated += 1,
+            State::Declared => self.declared += 1,
+            State::Desired => self.desired += 1,
+        }
+    }
+
+    /// The count for `state`.
+    pub fn get(&self, state: State) -> u32 {
+        match state {
+            State::Validated => self.validated,
+            State::Declared => self.declared,
+            State::Desired => self.desired,
+        }
+    }
+
+    /// All items counted.
+    pub fn total(&self) -> u32 {
+        self.validated + self.declared + self.desired
+    }
+}
+
+/// One row of the overview matrix: a top-level layer or capability.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OverviewRow {
+    /// Layer id.
+    pub layer: String,
+    /// Label (`0`, `8`, or empty for capabilities).
+    pub number: String,
+    /// Layer name.
+    pub name: String,
+    /// Ordered layer or capability.
+    pub kind: LayerKind,
+    /// Counts per site, in the order of `Overview::sites`.
+    pub per_site: Vec<StateCounts>,
+    /// Counts of items that concern no single site (platform-wide).
+    pub platform_wide: StateCounts,
+    /// Counts over the whole row (each item once).
+    pub total: StateCounts,
+}
+
+/// The layers × sites matrix with counts per state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Overview {
+    /// Site ids and names, column order.
+    pub sites: Vec<(String, String)>,
+    /// One row per top-level layer, then per capability.
+    pub rows: Vec<OverviewRow>,
+    /// Counts over the whole catalog.
+    pub totals: StateCounts,
+}
+
+impl Snapshot {
+    /// Builds the indexes of a catalog that has passed validation.
+    pub fn new(catalog: Catalog, hash: String, revision: Option<String>) -> Self {
+        let item_index: HashMap<String, usize> = catalog
+            .items
+            .iter()
+            .enumerate()
+            .map(|(i, it)| (it.id.clone(), i))
+            .collect();
+        let layer_index = catalog
+            .layers
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (l.id.clone(), i))
+            .collect();
+        let site_index = catalog
+            .sites
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.id.clone(), i))
+            .collect();
+        let mut dependents = vec![Vec::new(); catalog.items.len()];
+        for (i, item) in catalog.items.iter().enumerate() {
+            for dep in &item.depends_on {
+                if let Some(&d) = item_index.get(dep) {
+                    dependents[d].push(i);
+                }
+            }
+        }
+        let search_text = catalog
+            .items
+            .iter()
+            .map(|it| {
+                let mut s = String::with_capacity(it.id.len() + it.name.len() + it.notes.len() + 8);
+                s.push_str(&it.id);
+                s.push('\n');
+                s.push_str(&it.name);
+                s.push('\n');
+                s.push_str(&it.notes);
+                for t in &it.tags {
+                    s.push('\n');
+                    s.push_str(t);
+                }
+                s.to_lowercase()
+            })
+            .collect();
+        Snapshot {
+            catalog,
+            hash,
+            revision,
+            item_index,
+            layer_index,
+            site_index,
+            dependents,
+            search_text,
+        }
+    }
+
+    /// The whole catalog.
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    /// An item by id.
+    pub fn item(&self, id: &str) -> Option<&Item> {
+        self.item_index.get(id).map(|&i| &self.catalog.items[i])
+    }
+
+    /// A layer by id.
+    pub fn layer(&self, id: &str) -> Option<&Layer> {
+        self.layer_index.get(id).map(|&i| &self.catalog.layers[i])
+    }
+
+    /// A site by id.
+    pub fn site(&self, id: &str) -> Option<&Site> {
+        self.site_index.get(id).map(|&i| &self.catalog.sites[i])
+    }
+
+    /// Whether `layer` is `ancestor` or one of its sub-layers.
+    pub fn layer_within(&self, layer: &str, ancestor: &str) -> bool {
+        let mut cur = Some(layer);
+        // Parents are validated to be acyclic; the bound guards against misuse anyway.
+        for _ in 0..=self.catalog.layers.len() {
+            match cur {
+                Some(id) if id == ancestor => return true,
+                Some(id) => cur = self.layer(id).and_then(|l| l.parent.as_deref()),
+                None => return false,
+            }
+        }
+        false
+    }
+
+    /// The top-level layer an item's layer rolls up to.
+    pub fn top_layer<'a>(&'a self, layer: &'a str) -> &'a str {
+        let mut cur = layer;
+        for _ in 0..=self.catalog.layers.len() {
+            match self.layer(cur).and_then(|l| l.parent.as_deref()) {
+                Some(p) => cur = p,
+                None => break,
+            }
+        }
+        cur
+    }
+
+    /// Items matching a filter, in catalog order.
+    pub fn filter_items<'a>(&'a self, f: &'a ItemFilter) -> impl Iterator<Item = &'a Item> + 'a {
+        let needle = f.q.as_ref().map(|q| q.trim().to_lowercase()).filter(|q| !q.is_empty());
+        self.catalog
+            .items
+            .iter()
+            .enumerate()
+            .filter(move |(i, it)| {
+                f.state.is_none_or(|s| it.state == s)
+                    && f.qualifier.is_none_or(|q| it.qualifier == Some(q))
+                    && f.site
+                        .as_deref()
+                        .is_none_or(|s| it.sites.is_empty() || it.sites.iter().any(|x| x == s))
+                    && f.layer.as_deref().is_none_or(|l| self.layer_within(&it.layer, l))
+                    && needle.as_deref().is_none_or(|n| self.search_text[*i].contains(n))
+            })
+            .map(|(_, it)| it)
+    }
+
+    /// Items that depend on `id`.
+    pub fn dependents(&self, id: &str) -> Vec<&Item> {
+        self.item_index
+            .get(id)
+            .map(|&i| self.dependents[i].iter().map(|&d| &self.catalog.items[d]).collect())
+            .unwrap_or_default()
+    }
+
+    /// Pending tasks that name the item.
+    pub fn tasks_for_item(&self, id: &str) -> Vec<&Task> {
+        self.catalog
+            .tasks
+            .iter()
+            .filter(|t| t.items.iter().any(|i| i == id))
+            .collect()
+    }
+
+    /// Pending tasks of a layer and its sub-layers.
+    pub fn tasks_for_layer(&self, id: &str) -> Vec<&Task> {
+        self.catalog
+            .tasks
+            .iter()
+            .filter(|t| self.layer_within(&t.layer, id))
+            .collect()
+    }
+
+    /// Decisions that shape the item: those it names and those that name it.
+    pub fn decisions_for_item(&self, item: &Item) -> Vec<&Decision> {
+        self.catalog
+            .decisions
+            .iter()
+            .filter(|d| item.decisions.contains(&d.id) || d.items.contains(&item.id))
+            .collect()
+    }
+
+    /// Decisions that concern a layer or one of its sub-layers.
+    pub fn decisions_for_layer(&self, id: &str) -> Vec<&Decision> {
+        self.catalog
+            .decisions
+            .iter()
+            .filter(|d| d.layers.iter().any(|l| self.layer_within(l, id)))
+            .collect()
+    }
+
+    /// Sub-layers of a layer.
+    pub fn children(&self, id: &str) -> Vec<&Layer> {
+        self.catalog
+            .layers
+            .iter()
+            .filter(|l| l.parent.as_deref() == Some(id))
+            .collect()
+    }
+
+    /// The layers × sites matrix.
+    pub fn overview(&self) -> Overview {
+        let sites: Vec<(String, String)> = self
+            .catalog
+            .sites
+            .iter()
+            .map(|s| (s.id.clone(), s.name.clone()))
+            .collect();
+        let mut rows: Vec<OverviewRow> = Vec::new();
+        let mut row_of: HashMap<&str, usize> = HashMap::new();
+        // Layers first (in catalog order), then capabilities.
+        for kind in [LayerKind::Layer, LayerKind::Capability] {
+            for l in self.catalog.layers.iter().filter(|l| l.kind == kind && l.parent.is_none()) {
+                row_of.insert(&l.id, rows.len());
+                rows.push(OverviewRow {
+                    layer: l.id.clone(),
+                    number: l.number.clone(),
+                    name: l.name.clone(),
+                    kind: l.kind,
+                    per_site: vec![StateCounts::default(); sites.len()],
+                    platform_wide: StateCounts::default(),
+                    total: StateCounts::default(),
+                });
+            }
+        }
+        let mut totals = StateCounts::default();
+        for item in &self.catalog.items {
+            totals.add(item.state);
+            let Some(&r) = row_of.get(self.top_layer(&item.layer)) else {
+                continue;
+            };
+            let row = &mut rows[r];
+            row.total.add(item.state);
+            if item.sites.is_empty() {
+                row.platform_wide.add(item.state);
+            }
+            for s in &item.sites {
+                if let Some(c) = self.site_index.get(s) {
+                    row.per_site[*c].add(item.state);
+                }
+            }
+        }
+        Overview {
+            sites,
+            rows,
+            totals,
+        }
+    }
+}
