@@ -1,1 +1,15 @@
+//! Mirante's web UI. Rendered on the server (`ssr`) and hydrated in the browser (`hydrate`).
 
+pub mod app;
+#[cfg(feature = "ssr")]
+pub mod ssr;
+
+pub use app::{App, shell};
+
+/// Entry point of the wasm bundle: hydrates the server-rendered page.
+#[cfg(feature = "hydrate")]
+#[wasm_bindgen::prelude::wasm_bindgen]
+pub fn hydrate() {
+    console_error_panic_hook::set_once();
+    leptos::mount::hydrate_body(App);
+}
