@@ -1,21 +1,29 @@
-//! The application shell and routes.
+//! The application shell, layout and routes.
 
 use leptos::prelude::*;
-use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
+use leptos_meta::{Html, Link, Meta, MetaTags, Stylesheet, Title, provide_meta_context};
 use leptos_router::{
-    StaticSegment,
-    components::{Route, Router, Routes},
+    ParamSegment, StaticSegment,
+    components::{A, Route, Router, Routes},
+};
+
+use crate::{
+    components::NotFound,
+    i18n::{I18n, Lang, initial_lang},
+    pages::{
+        catalog::CatalogPage, decisions::DecisionsPage, item::ItemView, layer::LayerView,
+        overview::OverviewView,
+    },
 };
 
 /// The HTML document around the app, rendered on the server.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
     view! {
         <!DOCTYPE html>
-        <html lang="en">
+        <html>
             <head>
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
-                <AutoReload options=options.clone()/>
                 <HydrationScripts options/>
                 <MetaTags/>
             </head>
@@ -26,19 +34,72 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     }
 }
 
-/// The application.
+/// The application: layout, language and routes.
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
+    let i18n = I18n(RwSignal::new(initial_lang()));
+    provide_context(i18n);
+
     view! {
+        <Html attr:lang=move || i18n.lang().tag()/>
         <Stylesheet id="mirante" href="/pkg/mirante.css"/>
-        <Title text="Mirante"/>
+        <Link rel="icon" href="data:,"/>
+        <Meta name="description" content="Mirante — the platform catalogue and self-service portal"/>
+        <Title formatter=|text: String| {
+            if text.is_empty() { "Mirante".to_string() } else { format!("{text} · Mirante") }
+        }/>
         <Router>
-            <main>
-                <Routes fallback=|| "Not found">
-                    <Route path=StaticSegment("") view=|| view! { <h1>"Mirante"</h1> }/>
+            <Header/>
+            <main id="main">
+                <Routes fallback=NotFound>
+                    <Route path=StaticSegment("") view=OverviewView/>
+                    <Route path=StaticSegment("catalog") view=CatalogPage/>
+                    <Route path=(StaticSegment("layers"), ParamSegment("id")) view=LayerView/>
+                    <Route path=(StaticSegment("items"), ParamSegment("id")) view=ItemView/>
+                    <Route path=StaticSegment("decisions") view=DecisionsPage/>
                 </Routes>
             </main>
+            <footer class="footer">
+                <span>{i18n.tr("footer-text")}</span>
+            </footer>
         </Router>
+    }
+}
+
+/// The top bar: brand, navigation and the language switch.
+#[component]
+fn Header() -> impl IntoView {
+    let i18n = leptos::prelude::expect_context::<I18n>();
+    view! {
+        <header class="topbar">
+            <a class="brand" href="/">
+                <span class="brand-mark" aria-hidden="true">"◭"</span>
+                "Mirante"
+            </a>
+            <nav class="nav" aria-label=i18n.tr("nav-label")>
+                <A href="/" exact=true>{i18n.tr("nav-overview")}</A>
+                <A href="/catalog">{i18n.tr("nav-catalog")}</A>
+                <A href="/decisions">{i18n.tr("nav-decisions")}</A>
+            </nav>
+            <div class="lang-switch" role="group" aria-label=i18n.tr("lang-label")>
+                {Lang::ALL
+                    .into_iter()
+                    .map(|lang| {
+                        view! {
+                            <button
+                                type="button"
+                                class:active=move || i18n.lang() == lang
+                                aria-pressed=move || (i18n.lang() == lang).to_string()
+                                lang=lang.tag()
+                                on:click=move |_| i18n.set(lang)
+                            >
+                                {lang.label()}
+                            </button>
+                        }
+                    })
+                    .collect_view()}
+            </div>
+        </header>
     }
 }

@@ -1,6 +1,10 @@
 //! Mirante's web UI. Rendered on the server (`ssr`) and hydrated in the browser (`hydrate`).
 
+pub mod api;
 pub mod app;
+pub mod components;
+pub mod i18n;
+pub mod pages;
 #[cfg(feature = "ssr")]
 pub mod ssr;
 

@@ -1,0 +1,328 @@
+//! Server functions: what each page reads, computed on the server from the catalog snapshot.
+//!
+//! During server rendering they run in-process; after hydration the browser calls them
+//! over HTTP. Each returns exactly what its page shows, so pages stay small.
+
+use leptos::prelude::*;
+use mirante_domain::{Decision, Item, ItemFilter, Layer, Overview, Qualifier, State, Task};
+use serde::{Deserialize, Serialize};
+
+/// A reference to an item with what a link needs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ItemRef {
+    /// Item id.
+    pub id: String,
+    /// Item name.
+    pub name: String,
+    /// Its state.
+    pub state: State,
+    /// Its qualifier.
+    pub qualifier: Option<Qualifier>,
+}
+
+impl From<&Item> for ItemRef {
+    fn from(i: &Item) -> Self {
+        ItemRef {
+            id: i.id.clone(),
+            name: i.name.clone(),
+            state: i.state,
+            qualifier: i.qualifier,
+        }
+    }
+}
+
+/// A layer as the filters and headings name it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LayerRef {
+    /// Layer id.
+    pub id: String,
+    /// Label (`0`, `8b`).
+    pub number: String,
+    /// Name.
+    pub name: String,
+    /// Enclosing layer.
+    pub parent: Option<String>,
+    /// Whether it is a cross-cutting capability.
+    pub capability: bool,
+}
+
+impl From<&Layer> for LayerRef {
+    fn from(l: &Layer) -> Self {
+        LayerRef {
+            id: l.id.clone(),
+            number: l.number.clone(),
+            name: l.name.clone(),
+            parent: l.parent.clone(),
+            capability: l.kind == mirante_domain::LayerKind::Capability,
+        }
+    }
+}
+
+/// What the overview page shows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OverviewPage {
+    /// Platform name.
+    pub platform: String,
+    /// Platform description.
+    pub description: String,
+    /// The matrix.
+    pub overview: Overview,
+    /// Number of open tasks.
+    pub tasks: usize,
+    /// Number of decisions.
+    pub decisions: usize,
+}
+
+/// What the catalog list shows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ItemsPage {
+    /// The matching items (a bounded page of them).
+    pub items: Vec<ItemRow>,
+    /// How many items match in all.
+    pub total: usize,
+    /// Sites for the filter bar: id and name.
+    pub sites: Vec<(String, String)>,
+    /// Layers for the filter bar.
+    pub layers: Vec<LayerRef>,
+}
+
+/// One row of the catalog list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ItemRow {
+    /// Item id.
+    pub id: String,
+    /// Item name.
+    pub name: String,
+    /// State.
+    pub state: State,
+    /// Qualifier.
+    pub qualifier: Option<Qualifier>,
+    /// Site ids.
+    pub sites: Vec<String>,
+    /// Layer id.
+    pub layer: String,
+    /// Layer label and name, for display.
+    pub layer_label: String,
+    /// First line of the notes.
+    pub summary: String,
+}
+
+/// What a layer page shows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LayerPage {
+    /// The layer.
+    pub layer: Layer,
+    /// Its parent, for sub-layers.
+    pub parent: Option<LayerRef>,
+    /// Its sub-layers.
+    pub children: Vec<LayerRef>,
+    /// Items of the layer and its sub-layers, grouped by sub-layer id.
+    pub items: Vec<ItemRow>,
+    /// Pending tasks.
+    pub tasks: Vec<Task>,
+    /// Related decisions.
+    pub decisions: Vec<Decision>,
+    /// Site id → name, for labels.
+    pub sites: Vec<(String, String)>,
+}
+
+/// What an item page shows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ItemPage {
+    /// The item.
+    pub item: Item,
+    /// Its layer.
+    pub layer: LayerRef,
+    /// Its sites: id and name.
+    pub sites: Vec<(String, String)>,
+    /// Items it depends on.
+    pub depends_on: Vec<ItemRef>,
+    /// Items that depend on it.
+    pub dependents: Vec<ItemRef>,
+    /// Pending tasks that name it.
+    pub tasks: Vec<Task>,
+    /// Decisions that shape it.
+    pub decisions: Vec<Decision>,
+    /// Phase name, when it has one.
+    pub phase: Option<String>,
+}
+
+/// Query of the catalog list, as it appears in the URL.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListQuery {
+    /// Site id.
+    pub site: Option<String>,
+    /// Layer id.
+    pub layer: Option<String>,
+    /// State identifier.
+    pub state: Option<String>,
+    /// Qualifier identifier.
+    pub qualifier: Option<String>,
+    /// Text search.
+    pub q: Option<String>,
+}
+
+impl ListQuery {
+    /// The domain filter; values the catalog does not know are dropped, so a stale link still
+    /// shows a list rather than an error page.
+    pub fn to_filter(&self) -> ItemFilter {
+        ItemFilter {
+            site: self.site.clone().filter(|s| !s.is_empty()),
+            layer: self.layer.clone().filter(|s| !s.is_empty()),
+            state: self.state.as_deref().and_then(State::parse),
+            qualifier: self.qualifier.as_deref().and_then(Qualifier::parse),
+            q: self.q.clone().filter(|s| !s.trim().is_empty()),
+        }
+    }
+}
+
+/// Most rows the catalog list renders at once.
+pub const LIST_LIMIT: usize = 200;
+
+#[cfg(feature = "ssr")]
+fn snapshot() -> Result<std::sync::Arc<mirante_domain::Snapshot>, ServerFnError> {
+    use_context::<crate::ssr::PortalHandle>()
+        .map(|h| h.snapshot())
+        .ok_or_else(|| ServerFnError::new("portal data is not available"))
+}
+
+#[cfg(feature = "ssr")]
+fn row(snap: &mirante_domain::Snapshot, i: &Item) -> ItemRow {
+    let layer_label = snap
+        .layer(&i.layer)
+        .map(|l| {
+            if l.number.is_empty() {
+                l.name.clone()
+            } else {
+                format!("{} · {}", l.number, l.name)
+            }
+        })
+        .unwrap_or_else(|| i.layer.clone());
+    ItemRow {
+        id: i.id.clone(),
+        name: i.name.clone(),
+        state: i.state,
+        qualifier: i.qualifier,
+        sites: i.sites.clone(),
+        layer: i.layer.clone(),
+        layer_label,
+        summary: i.notes.lines().next().unwrap_or_default().to_string(),
+    }
+}
+
+#[cfg(feature = "ssr")]
+fn site_names(snap: &mirante_domain::Snapshot) -> Vec<(String, String)> {
+    snap.catalog()
+        .sites
+        .iter()
+        .map(|s| (s.id.clone(), s.name.clone()))
+        .collect()
+}
+
+/// The overview page's data.
+#[server(prefix = "/_fn", endpoint = "overview")]
+pub async fn get_overview() -> Result<OverviewPage, ServerFnError> {
+    let snap = snapshot()?;
+    let c = snap.catalog();
+    Ok(OverviewPage {
+        platform: c.platform.name.clone(),
+        description: c.platform.description.clone(),
+        overview: snap.overview(),
+        tasks: c.tasks.len(),
+        decisions: c.decisions.len(),
+    })
+}
+
+/// The catalog list's data for a query.
+#[server(prefix = "/_fn", endpoint = "items")]
+pub async fn list_items(query: ListQuery) -> Result<ItemsPage, ServerFnError> {
+    let snap = snapshot()?;
+    let filter = query.to_filter();
+    let mut total = 0;
+    let mut items = Vec::new();
+    for i in snap.filter_items(&filter) {
+        total += 1;
+        if items.len() < LIST_LIMIT {
+            items.push(row(&snap, i));
+        }
+    }
+    Ok(ItemsPage {
+        items,
+        total,
+        sites: site_names(&snap),
+        layers: snap.catalog().layers.iter().map(LayerRef::from).collect(),
+    })
+}
+
+/// A layer page's data; `None` when there is no such layer.
+#[server(prefix = "/_fn", endpoint = "layer")]
+pub async fn get_layer(id: String) -> Result<Option<LayerPage>, ServerFnError> {
+    let snap = snapshot()?;
+    let Some(layer) = snap.layer(&id) else {
+        return Ok(None);
+    };
+    let filter = ItemFilter {
+        layer: Some(id.clone()),
+        ..ItemFilter::default()
+    };
+    Ok(Some(LayerPage {
+        layer: layer.clone(),
+        parent: layer
+            .parent
+            .as_deref()
+            .and_then(|p| snap.layer(p))
+            .map(LayerRef::from),
+        children: snap.children(&id).into_iter().map(LayerRef::from).collect(),
+        items: snap.filter_items(&filter).map(|i| row(&snap, i)).collect(),
+        tasks: snap.tasks_for_layer(&id).into_iter().cloned().collect(),
+        decisions: snap.decisions_for_layer(&id).into_iter().cloned().collect(),
+        sites: site_names(&snap),
+    }))
+}
+
+/// An item page's data; `None` when there is no such item.
+#[server(prefix = "/_fn", endpoint = "item")]
+pub async fn get_item(id: String) -> Result<Option<ItemPage>, ServerFnError> {
+    let snap = snapshot()?;
+    let Some(item) = snap.item(&id) else {
+        return Ok(None);
+    };
+    let layer = snap
+        .layer(&item.layer)
+        .map(LayerRef::from)
+        .ok_or_else(|| ServerFnError::new("item layer missing"))?;
+    Ok(Some(ItemPage {
+        layer,
+        sites: item
+            .sites
+            .iter()
+            .map(|s| {
+                let name = snap.site(s).map(|x| x.name.clone()).unwrap_or_default();
+                (s.clone(), name)
+            })
+            .collect(),
+        depends_on: item
+            .depends_on
+            .iter()
+            .filter_map(|d| snap.item(d))
+            .map(ItemRef::from)
+            .collect(),
+        dependents: snap.dependents(&id).into_iter().map(ItemRef::from).collect(),
+        tasks: snap.tasks_for_item(&id).into_iter().cloned().collect(),
+        decisions: snap.decisions_for_item(item).into_iter().cloned().collect(),
+        phase: item.phase.as_deref().and_then(|p| {
+            snap.catalog()
+                .phases
+                .iter()
+                .find(|ph| ph.id == p)
+                .map(|ph| ph.name.clone())
+        }),
+        item: item.clone(),
+    }))
+}
+
+/// Every decision, in catalog order.
+#[server(prefix = "/_fn", endpoint = "decisions")]
+pub async fn list_decisions() -> Result<Vec<Decision>, ServerFnError> {
+    Ok(snapshot()?.catalog().decisions.clone())
+}

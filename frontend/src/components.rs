@@ -1,0 +1,269 @@
+//! Small pieces shared by pages: state badges, the legend, section headings.
+
+use leptos::prelude::*;
+use mirante_domain::{Evidence, Priority, Qualifier, State, TaskKind};
+
+use crate::i18n::{t, use_i18n};
+
+/// Translation key of a state's label.
+pub fn state_key(s: State) -> &'static str {
+    match s {
+        State::Validated => "state-validated",
+        State::Declared => "state-declared",
+        State::Desired => "state-desired",
+    }
+}
+
+/// Translation key of a state's one-sentence explanation.
+pub fn state_help_key(s: State) -> &'static str {
+    match s {
+        State::Validated => "state-validated-help",
+        State::Declared => "state-declared-help",
+        State::Desired => "state-desired-help",
+    }
+}
+
+/// Translation key of a qualifier's label.
+pub fn qualifier_key(q: Qualifier) -> &'static str {
+    match q {
+        Qualifier::Partial => "qualifier-partial",
+        Qualifier::InProgress => "qualifier-in_progress",
+        Qualifier::Deferred => "qualifier-deferred",
+        Qualifier::Rejected => "qualifier-rejected",
+        Qualifier::Future => "qualifier-future",
+    }
+}
+
+/// Translation key of a priority's label.
+pub fn priority_key(p: Priority) -> &'static str {
+    match p {
+        Priority::Critical => "priority-critical",
+        Priority::Mvp => "priority-mvp",
+        Priority::Later => "priority-later",
+        Priority::Normal => "priority-normal",
+    }
+}
+
+/// A coloured badge naming the state, and the qualifier when there is one.
+#[component]
+pub fn StateBadge(state: State, #[prop(default = None)] qualifier: Option<Qualifier>) -> impl IntoView {
+    let i18n = use_i18n();
+    let class = format!("badge state-{}", state.as_str());
+    view! {
+        <span class=class title=move || t(i18n.lang(), state_help_key(state))>
+            <span class="dot" aria-hidden="true"></span>
+            {move || t(i18n.lang(), state_key(state))}
+        </span>
+        {qualifier.map(|q| {
+            view! {
+                <span class=format!("badge qualifier q-{}", q.as_str())>
+                    {move || t(i18n.lang(), qualifier_key(q))}
+                </span>
+            }
+        })}
+    }
+}
+
+/// A badge for a task's priority.
+#[component]
+pub fn PriorityBadge(priority: Option<Priority>) -> impl IntoView {
+    let i18n = use_i18n();
+    priority.map(|p| {
+        let class = format!("badge priority p-{}", priority_key(p));
+        view! { <span class=class>{move || t(i18n.lang(), priority_key(p))}</span> }
+    })
+}
+
+/// The three states explained in one sentence each.
+#[component]
+pub fn Legend() -> impl IntoView {
+    let i18n = use_i18n();
+    view! {
+        <ul class="legend">
+            {State::ALL
+                .into_iter()
+                .map(|s| {
+                    view! {
+                        <li class=format!("legend-{}", s.as_str())>
+                            <StateBadge state=s/>
+                            <span>{move || t(i18n.lang(), state_help_key(s))}</span>
+                        </li>
+                    }
+                })
+                .collect_view()}
+        </ul>
+    }
+}
+
+/// A list of pending tasks with priority and kind.
+#[component]
+pub fn TaskList(tasks: Vec<mirante_domain::Task>) -> impl IntoView {
+    let i18n = use_i18n();
+    if tasks.is_empty() {
+        return view! { <p class="muted">{i18n.tr("none")}</p> }.into_any();
+    }
+    view! {
+        <ul class="tasks">
+            {tasks
+                .into_iter()
+                .map(|task| {
+                    let decision = task.kind == TaskKind::Decision;
+                    let after = task.after.clone();
+                    view! {
+                        <li id=format!("task-{}", task.id)>
+                            <PriorityBadge priority=task.priority/>
+                            {decision
+                                .then(|| {
+                                    view! {
+                                        <span class="badge kind-decision">
+                                            {i18n.tr("task-kind-decision")}
+                                        </span>
+                                    }
+                                })}
+                            <span class="task-title">{task.title.clone()}</span>
+                            {(!after.is_empty())
+                                .then(|| {
+                                    view! {
+                                        <span class="after">
+                                            {i18n.tr("task-after")} " "
+                                            {after.join(", ")}
+                                        </span>
+                                    }
+                                })}
+                            {(!task.notes.is_empty())
+                                .then(|| view! { <p class="notes">{task.notes.clone()}</p> })}
+                        </li>
+                    }
+                })
+                .collect_view()}
+        </ul>
+    }
+    .into_any()
+}
+
+/// The ADR-style decisions table.
+#[component]
+pub fn DecisionTable(decisions: Vec<mirante_domain::Decision>) -> impl IntoView {
+    let i18n = use_i18n();
+    if decisions.is_empty() {
+        return view! { <p class="muted">{i18n.tr("none")}</p> }.into_any();
+    }
+    view! {
+        <div class="table-wrap">
+            <table class="decisions">
+                <thead>
+                    <tr>
+                        <th>{i18n.tr("decision-topic")}</th>
+                        <th>{i18n.tr("decision-decision")}</th>
+                        <th>{i18n.tr("decision-rejected")}</th>
+                        <th>{i18n.tr("decision-reason")}</th>
+                        <th>{i18n.tr("decision-adr")}</th>
+                    </tr>
+                </thead>
+                <tbody>
+                    {decisions
+                        .into_iter()
+                        .map(|d| {
+                            let refs: Vec<String> = d
+                                .adrs
+                                .iter()
+                                .chain(d.refs.iter())
+                                .cloned()
+                                .collect();
+                            view! {
+                                <tr id=format!("decision-{}", d.id)>
+                                    <td class="topic">{d.topic.clone()}</td>
+                                    <td>{d.decision.clone()}</td>
+                                    <td class="rejected">{d.rejected.clone()}</td>
+                                    <td>{d.reason.clone()}</td>
+                                    <td class="adr">
+                                        {if refs.is_empty() { "—".to_string() } else { refs.join(", ") }}
+                                    </td>
+                                </tr>
+                            }
+                        })
+                        .collect_view()}
+                </tbody>
+            </table>
+        </div>
+    }
+    .into_any()
+}
+
+/// One evidence entry.
+#[component]
+pub fn EvidenceView(evidence: Evidence) -> impl IntoView {
+    let i18n = use_i18n();
+    match evidence {
+        Evidence::Reference { text, url } => view! {
+            <li class="evidence">
+                <span class="badge ev">{i18n.tr("evidence-reference")}</span>
+                {match url {
+                    Some(u) => view! { <a href=u rel="noopener">{text}</a> }.into_any(),
+                    None => view! { <span>{text}</span> }.into_any(),
+                }}
+            </li>
+        }
+        .into_any(),
+        Evidence::Attestation { by, date, what } => view! {
+            <li class="evidence">
+                <span class="badge ev">{i18n.tr("evidence-attestation")}</span>
+                <span>{what}</span>
+                <span class="muted">" — " {by} ", " {date}</span>
+            </li>
+        }
+        .into_any(),
+        Evidence::Probe { url, expect_status } => view! {
+            <li class="evidence">
+                <span class="badge ev">{i18n.tr("evidence-probe")}</span>
+                <code>{url}</code>
+                <span class="muted">" → " {expect_status}</span>
+            </li>
+        }
+        .into_any(),
+        Evidence::Argocd { app, instance } => view! {
+            <li class="evidence">
+                <span class="badge ev">{i18n.tr("evidence-argocd")}</span>
+                <code>{app}</code>
+                {instance.map(|i| view! { <span class="muted">" @ " {i}</span> })}
+            </li>
+        }
+        .into_any(),
+    }
+}
+
+/// A "loading" placeholder for suspended sections.
+#[component]
+pub fn Loading() -> impl IntoView {
+    let i18n = use_i18n();
+    view! { <p class="loading muted">{i18n.tr("loading")}</p> }
+}
+
+/// Shown when a server function fails.
+#[component]
+pub fn LoadError(message: String) -> impl IntoView {
+    let i18n = use_i18n();
+    view! {
+        <div class="error-box" role="alert">
+            <strong>{i18n.tr("error-loading")}</strong>
+            <p>{message}</p>
+        </div>
+    }
+}
+
+/// Shown when an id names nothing in the catalog.
+#[component]
+pub fn NotFound() -> impl IntoView {
+    let i18n = use_i18n();
+    #[cfg(feature = "ssr")]
+    if let Some(resp) = use_context::<leptos_axum::ResponseOptions>() {
+        resp.set_status(http::StatusCode::NOT_FOUND);
+    }
+    view! {
+        <section class="not-found">
+            <h1>{i18n.tr("not-found-title")}</h1>
+            <p>{i18n.tr("not-found-text")}</p>
+            <a href="/catalog">{i18n.tr("nav-catalog")}</a>
+        </section>
+    }
+}

@@ -1,0 +1,304 @@
+//! One translation mechanism for every user-visible string: Fluent files in `locales/`,
+//! embedded at compile time, looked up by key in the reader's language.
+//!
+//! The language is chosen on the server (cookie, then `Accept-Language`) and written into
+//! `<html lang>`, which the browser reads back at hydration so both sides render alike.
+//! Catalog text is shown as written; only the portal's own words go through here.
+
+use std::{borrow::Cow, collections::HashMap};
+
+use fluent_templates::{LanguageIdentifier, Loader, fluent_bundle::FluentValue, langid};
+use leptos::prelude::*;
+
+fluent_templates::static_loader! {
+    static LOCALES = {
+        locales: "./locales",
+        fallback_language: "en",
+    };
+}
+
+/// Cookie that remembers the reader's choice of language.
+pub const LANG_COOKIE: &str = "mirante_lang";
+
+/// The languages the UI speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Lang {
+    /// English.
+    En,
+    /// Brazilian Portuguese.
+    PtBr,
+}
+
+static EN: LanguageIdentifier = langid!("en");
+static PT_BR: LanguageIdentifier = langid!("pt-BR");
+
+impl Lang {
+    /// Every language, in the order the switch shows them.
+    pub const ALL: [Lang; 2] = [Lang::PtBr, Lang::En];
+
+    /// BCP 47 tag, as used in `<html lang>` and the cookie.
+    pub fn tag(self) -> &'static str {
+        match self {
+            Lang::En => "en",
+            Lang::PtBr => "pt-BR",
+        }
+    }
+
+    /// Short label for the language switch.
+    pub fn label(self) -> &'static str {
+        match self {
+            Lang::En => "EN",
+            Lang::PtBr => "PT",
+        }
+    }
+
+    /// Reads a tag such as `pt-BR`, `pt`, `en-GB`; `None` for languages the UI lacks.
+    pub fn from_tag(tag: &str) -> Option<Lang> {
+        let primary = tag.trim().split(['-', '_']).next()?.to_ascii_lowercase();
+        match primary.as_str() {
+            "pt" => Some(Lang::PtBr),
+            "en" => Some(Lang::En),
+            _ => None,
+        }
+    }
+
+    fn id(self) -> &'static LanguageIdentifier {
+        match self {
+            Lang::En => &EN,
+            Lang::PtBr => &PT_BR,
+        }
+    }
+}
+
+/// Chooses the language from the cookie value, then the `Accept-Language` header.
+#[cfg(any(feature = "ssr", test))]
+pub fn negotiate(cookie: Option<&str>, accept_language: Option<&str>) -> Lang {
+    if let Some(lang) = cookie.and_then(Lang::from_tag) {
+        return lang;
+    }
+    // accept-language orders the tags by their q weights and drops q=0.
+    accept_language
+        .map(accept_language::parse)
+        .unwrap_or_default()
+        .iter()
+        .find_map(|tag| Lang::from_tag(tag))
+        .unwrap_or(Lang::En)
+}
+
+/// The translation of `key` in `lang`.
+pub fn t(lang: Lang, key: &str) -> String {
+    LOCALES.lookup(lang.id(), key)
+}
+
+/// The translation of `key` in `lang` with named arguments.
+pub fn t_args(lang: Lang, key: &str, args: &[(&'static str, FluentValue<'static>)]) -> String {
+    let map: HashMap<Cow<'static, str>, FluentValue<'static>> = args
+        .iter()
+        .map(|(k, v)| (Cow::Borrowed(*k), v.clone()))
+        .collect();
+    LOCALES.lookup_with_args(lang.id(), key, &map)
+}
+
+/// The reader's language, shared through context.
+#[derive(Clone, Copy)]
+pub struct I18n(pub RwSignal<Lang>);
+
+/// The reader's language from context.
+pub fn use_i18n() -> I18n {
+    expect_context::<I18n>()
+}
+
+impl I18n {
+    /// The language now.
+    pub fn lang(self) -> Lang {
+        self.0.get()
+    }
+
+    /// A reactive translation of `key`, for use in views.
+    pub fn tr(self, key: &'static str) -> impl Fn() -> String + Copy + Send + Sync + 'static {
+        move || t(self.0.get(), key)
+    }
+
+    /// Switches the language and remembers the choice.
+    pub fn set(self, lang: Lang) {
+        self.0.set(lang);
+        #[cfg(feature = "hydrate")]
+        {
+            use wasm_bindgen::JsCast;
+            if let Ok(doc) = document().dyn_into::<web_sys::HtmlDocument>() {
+                let _ = doc.set_cookie(&format!(
+                    "{LANG_COOKIE}={}; path=/; max-age=31536000; samesite=lax",
+                    lang.tag()
+                ));
+            }
+        }
+    }
+}
+
+/// The language to start with: on the server from the request, in the browser from the
+/// `<html lang>` the server rendered.
+pub fn initial_lang() -> Lang {
+    #[cfg(feature = "ssr")]
+    {
+        use leptos::context::use_context;
+        if let Some(parts) = use_context::<http::request::Parts>() {
+            let header = |name: http::header::HeaderName| {
+                parts
+                    .headers
+                    .get_all(name)
+                    .iter()
+                    .filter_map(|v| v.to_str().ok())
+                    .collect::<Vec<_>>()
+                    .join(";")
+            };
+            let cookies = header(http::header::COOKIE);
+            let cookie = cookies.split(';').find_map(|c| {
+                let (k, v) = c.trim().split_once('=')?;
+                (k == LANG_COOKIE).then_some(v.to_string())
+            });
+            let accept = header(http::header::ACCEPT_LANGUAGE);
+            return negotiate(cookie.as_deref(), Some(&accept));
+        }
+    }
+    #[cfg(feature = "hydrate")]
+    {
+        if let Some(tag) = document()
+            .document_element()
+            .and_then(|e| e.get_attribute("lang"))
+        {
+            return Lang::from_tag(&tag).unwrap_or(Lang::En);
+        }
+    }
+    Lang::En
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    fn keys(lang_dir: &str) -> BTreeSet<String> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("locales")
+            .join(lang_dir);
+        let mut keys = BTreeSet::new();
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+            let res = fluent_syntax::parser::parse(text.as_str()).expect("valid Fluent");
+            for e in res.body {
+                if let fluent_syntax::ast::Entry::Message(m) = e {
+                    keys.insert(m.id.name.to_string());
+                }
+            }
+        }
+        keys
+    }
+
+    /// The string literal at the start of `s` (after whitespace), if there is one.
+    fn literal(s: &str) -> Option<&str> {
+        let s = s.trim_start().strip_prefix('"')?;
+        s.find('"').map(|end| &s[..end])
+    }
+
+    /// Keys used in the sources: the literal argument of `tr(…)`, the literal second argument
+    /// of `t(…)` / `t_args(…)`, `label="…"` props, and `=> "a-key"` arms of the `*_key` maps.
+    fn used_keys() -> BTreeSet<String> {
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut out = BTreeSet::new();
+        let mut stack = vec![src];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                    continue;
+                }
+                let whole = std::fs::read_to_string(&path).unwrap();
+                // Test code names keys in ways the scan would misread; it is not UI.
+                let text = whole.split("#[cfg(test)]").next().unwrap_or_default();
+                for (pos, _) in text.match_indices("tr(") {
+                    out.extend(literal(&text[pos + 3..]).map(str::to_string));
+                }
+                for call in ["t(", "t_args("] {
+                    for (pos, _) in text.match_indices(call) {
+                        let prev = text[..pos].chars().next_back().unwrap_or(' ');
+                        if prev.is_alphanumeric() || prev == '_' {
+                            continue;
+                        }
+                        // Skip the first argument (a language expression) up to its comma.
+                        let rest = &text[pos + call.len()..];
+                        let mut depth = 0i32;
+                        let comma = rest.char_indices().find_map(|(i, c)| {
+                            match c {
+                                '(' => depth += 1,
+                                ')' if depth == 0 => return Some(None),
+                                ')' => depth -= 1,
+                                ',' if depth == 0 => return Some(Some(i)),
+                                _ => {}
+                            }
+                            None
+                        });
+                        if let Some(Some(i)) = comma {
+                            out.extend(literal(&rest[i + 1..]).map(str::to_string));
+                        }
+                    }
+                }
+                for marker in ["label=", "=> "] {
+                    for (pos, _) in text.match_indices(marker) {
+                        if let Some(k) = literal(&text[pos + marker.len()..]) {
+                            let looks_like_key = k.contains('-')
+                                && k.chars().all(|c| c.is_ascii_lowercase() || c == '-' || c == '_');
+                            if looks_like_key {
+                                out.insert(k.to_string());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn english_and_portuguese_have_the_same_keys() {
+        let en = keys("en");
+        let pt = keys("pt-BR");
+        let only_en: Vec<_> = en.difference(&pt).collect();
+        let only_pt: Vec<_> = pt.difference(&en).collect();
+        assert!(only_en.is_empty(), "missing in pt-BR: {only_en:?}");
+        assert!(only_pt.is_empty(), "missing in en: {only_pt:?}");
+        assert!(en.len() > 20, "locales look empty: {}", en.len());
+    }
+
+    #[test]
+    fn every_key_used_in_the_code_exists_in_both_languages() {
+        let en = keys("en");
+        let pt = keys("pt-BR");
+        let used = used_keys();
+        assert!(used.len() > 20, "key scan found too little: {used:?}");
+        let missing: Vec<_> = used
+            .iter()
+            .filter(|k| !en.contains(*k) || !pt.contains(*k))
+            .collect();
+        assert!(missing.is_empty(), "keys used but not translated: {missing:?}");
+    }
+
+    #[test]
+    fn portuguese_speakers_get_portuguese_and_a_cookie_overrides_the_header() {
+        assert_eq!(negotiate(None, Some("pt-BR,pt;q=0.9,en;q=0.8")), Lang::PtBr);
+        assert_eq!(negotiate(None, Some("en-US,en;q=0.9,pt;q=0.5")), Lang::En);
+        assert_eq!(negotiate(None, Some("de-DE, pt;q=0.4")), Lang::PtBr);
+        assert_eq!(negotiate(None, Some("de-DE")), Lang::En);
+        assert_eq!(negotiate(Some("en"), Some("pt-BR")), Lang::En);
+        assert_eq!(negotiate(Some("xx"), Some("pt-BR")), Lang::PtBr);
+        assert_eq!(negotiate(None, None), Lang::En);
+    }
+
+    #[test]
+    fn lookups_translate_and_interpolate() {
+        assert_eq!(t(Lang::PtBr, "state-validated"), "Validado");
+        assert_eq!(t(Lang::En, "state-validated"), "Validated");
+        let s = t_args(Lang::En, "items-count", &[("count", 3.into())]);
+        assert!(s.contains('3') && s.contains("items"), "{s}");
+    }
+}

@@ -1,0 +1,262 @@
+//! The catalog list with filters. Filters are plain links and a GET form, so they work
+//! without JavaScript; after hydration the router turns them into in-page updates.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::{
+    components::{A, Form},
+    hooks::use_query_map,
+    params::ParamsMap,
+};
+use mirante_domain::{Qualifier, State};
+
+use crate::{
+    api::{ItemRow, LIST_LIMIT, ListQuery, list_items},
+    components::{LoadError, Loading, StateBadge, qualifier_key, state_key},
+    i18n::{t, t_args, use_i18n},
+};
+
+const KEYS: [&str; 5] = ["site", "layer", "state", "qualifier", "q"];
+
+fn query_from(map: &ParamsMap) -> ListQuery {
+    ListQuery {
+        site: map.get("site"),
+        layer: map.get("layer"),
+        state: map.get("state"),
+        qualifier: map.get("qualifier"),
+        q: map.get("q"),
+    }
+}
+
+/// The list URL with `key` set to `value` (or removed), other filters kept.
+fn href_with(map: &ParamsMap, key: &str, value: Option<&str>) -> String {
+    let mut next = ParamsMap::new();
+    for k in KEYS {
+        let v = if k == key {
+            value.map(str::to_string)
+        } else {
+            map.get(k)
+        };
+        if let Some(v) = v.filter(|v| !v.is_empty()) {
+            next.insert(k, v);
+        }
+    }
+    format!("/catalog{}", next.to_query_string())
+}
+
+/// One group of filter chips.
+#[component]
+fn FilterGroup(
+    label: &'static str,
+    key: &'static str,
+    /// (value, label) pairs; the label is already in the reader's language.
+    options: Signal<Vec<(String, String)>>,
+) -> impl IntoView {
+    let i18n = use_i18n();
+    let query = use_query_map();
+    view! {
+        <div class="filter-group" data-filter=key>
+            <span class="filter-label">{i18n.tr(label)}</span>
+            <A
+                href=move || href_with(&query.get(), key, None)
+                attr:class=move || {
+                    if query.get().get(key).is_none() { "chip active" } else { "chip" }
+                }
+            >
+                {i18n.tr("filter-any")}
+            </A>
+            <For
+                each=move || options.get()
+                key=|(v, l)| (v.clone(), l.clone())
+                children=move |(value, text)| {
+                    let v2 = value.clone();
+                    let data_value = value.clone();
+                    view! {
+                        <A
+                            href=move || href_with(&query.get(), key, Some(&value))
+                            attr:class=move || {
+                                if query.get().get(key).as_deref() == Some(v2.as_str()) {
+                                    "chip active"
+                                } else {
+                                    "chip"
+                                }
+                            }
+                            attr:data-value=data_value
+                        >
+                            {text}
+                        </A>
+                    }
+                }
+            />
+        </div>
+    }
+}
+
+/// The catalog list page.
+#[component]
+pub fn CatalogPage() -> impl IntoView {
+    let i18n = use_i18n();
+    let query = use_query_map();
+    let list_query = Memo::new(move |_| query_from(&query.get()));
+    let data = Resource::new(move || list_query.get(), list_items);
+    // Filter options stay on screen while the next page of results loads.
+    let sites = Signal::derive(move || {
+        data.get()
+            .and_then(Result::ok)
+            .map(|p| p.sites)
+            .unwrap_or_default()
+    });
+    let layers = Signal::derive(move || {
+        data.get()
+            .and_then(Result::ok)
+            .map(|p| {
+                p.layers
+                    .into_iter()
+                    .filter(|l| l.parent.is_none())
+                    .map(|l| {
+                        let label = if l.number.is_empty() {
+                            l.name
+                        } else {
+                            format!("{} · {}", l.number, l.name)
+                        };
+                        (l.id, label)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    });
+    let states = Signal::derive(move || {
+        State::ALL
+            .into_iter()
+            .map(|s| (s.as_str().to_string(), t(i18n.lang(), state_key(s))))
+            .collect()
+    });
+    let qualifiers = Signal::derive(move || {
+        Qualifier::ALL
+            .into_iter()
+            .map(|q| (q.as_str().to_string(), t(i18n.lang(), qualifier_key(q))))
+            .collect()
+    });
+
+    view! {
+        <Title text=move || t(i18n.lang(), "nav-catalog")/>
+        <h1>{i18n.tr("catalog-title")}</h1>
+        <section class="filters" aria-label=i18n.tr("filters-label")>
+            <Form method="GET" action="/catalog" attr:class="search">
+                {move || {
+                    let q = query.get();
+                    KEYS.into_iter()
+                        .filter(|k| *k != "q")
+                        .filter_map(|k| q.get(k).map(|v| (k, v)))
+                        .map(|(k, v)| view! { <input type="hidden" name=k value=v/> })
+                        .collect_view()
+                }}
+                <input
+                    type="search"
+                    name="q"
+                    placeholder=i18n.tr("search-placeholder")
+                    aria-label=i18n.tr("search-placeholder")
+                    prop:value=move || query.get().get("q").unwrap_or_default()
+                />
+                <button type="submit">{i18n.tr("search-button")}</button>
+            </Form>
+            <FilterGroup label="filter-state" key="state" options=states/>
+            <FilterGroup label="filter-qualifier" key="qualifier" options=qualifiers/>
+            <FilterGroup label="filter-site" key="site" options=sites/>
+            <FilterGroup label="filter-layer" key="layer" options=layers/>
+        </section>
+        <Transition fallback=Loading>
+            {move || Suspend::new(async move {
+                match data.await {
+                    Err(e) => view! { <LoadError message=e.to_string()/> }.into_any(),
+                    Ok(page) => {
+                        let total = page.total;
+                        let shown = page.items.len();
+                        view! {
+                            <p class="result-count" data-total=total>
+                                {move || t_args(i18n.lang(), "items-count", &[("count", total.into())])}
+                                {(shown < total)
+                                    .then(|| {
+                                        view! {
+                                            " "
+                                            <span class="muted">
+                                                {move || {
+                                                    t_args(
+                                                        i18n.lang(),
+                                                        "items-shown",
+                                                        &[("shown", LIST_LIMIT.into())],
+                                                    )
+                                                }}
+                                            </span>
+                                        }
+                                    })}
+                            </p>
+                            <ItemTable items=page.items/>
+                        }
+                            .into_any()
+                    }
+                }
+            })}
+        </Transition>
+    }
+}
+
+/// The table of item rows.
+#[component]
+pub fn ItemTable(items: Vec<ItemRow>) -> impl IntoView {
+    let i18n = use_i18n();
+    if items.is_empty() {
+        return view! { <p class="muted empty-list">{i18n.tr("items-none")}</p> }.into_any();
+    }
+    view! {
+        <div class="table-wrap">
+            <table class="items">
+                <thead>
+                    <tr>
+                        <th>{i18n.tr("col-item")}</th>
+                        <th>{i18n.tr("col-state")}</th>
+                        <th>{i18n.tr("col-layer")}</th>
+                        <th>{i18n.tr("col-sites")}</th>
+                    </tr>
+                </thead>
+                <tbody>
+                    {items
+                        .into_iter()
+                        .map(|it| {
+                            view! {
+                                <tr class="item-row" data-id=it.id.clone()>
+                                    <td>
+                                        <a class="item-name" href=format!("/items/{}", it.id)>
+                                            {it.name.clone()}
+                                        </a>
+                                        {(!it.summary.is_empty())
+                                            .then(|| view! { <div class="summary">{it.summary.clone()}</div> })}
+                                    </td>
+                                    <td class="nowrap">
+                                        <StateBadge state=it.state qualifier=it.qualifier/>
+                                    </td>
+                                    <td>
+                                        <a href=format!("/layers/{}", it.layer)>{it.layer_label.clone()}</a>
+                                    </td>
+                                    <td class="sites">
+                                        {if it.sites.is_empty() {
+                                            view! { <span class="muted">{i18n.tr("platform-wide")}</span> }
+                                                .into_any()
+                                        } else {
+                                            it.sites
+                                                .iter()
+                                                .map(|s| view! { <span class="site-tag">{s.clone()}</span> })
+                                                .collect_view()
+                                                .into_any()
+                                        }}
+                                    </td>
+                                </tr>
+                            }
+                        })
+                        .collect_view()}
+                </tbody>
+            </table>
+        </div>
+    }
+    .into_any()
+}

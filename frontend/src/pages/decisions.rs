@@ -1,0 +1,30 @@
+//! The architectural decisions table.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+
+use crate::{
+    api::list_decisions,
+    components::{DecisionTable, LoadError, Loading},
+    i18n::{t, use_i18n},
+};
+
+/// The decisions page.
+#[component]
+pub fn DecisionsPage() -> impl IntoView {
+    let i18n = use_i18n();
+    let data = Resource::new(|| (), |_| list_decisions());
+    view! {
+        <Title text=move || t(i18n.lang(), "nav-decisions")/>
+        <h1>{i18n.tr("decisions-title")}</h1>
+        <p class="lead">{i18n.tr("decisions-lead")}</p>
+        <Suspense fallback=Loading>
+            {move || Suspend::new(async move {
+                match data.await {
+                    Err(e) => view! { <LoadError message=e.to_string()/> }.into_any(),
+                    Ok(d) => view! { <DecisionTable decisions=d/> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}

@@ -1,0 +1,7 @@
+//! One module per page.
+
+pub mod catalog;
+pub mod decisions;
+pub mod item;
+pub mod layer;
+pub mod overview;
