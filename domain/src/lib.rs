@@ -3,8 +3,18 @@
 //! Pure code: no server, database or network. The `load` feature adds reading catalog
 //! directories from disk with file/line/column diagnostics; the wasm bundle leaves it off.
 
+pub mod diagnostic;
+#[cfg(feature = "load")]
+pub mod load;
 pub mod model;
 pub mod snapshot;
+#[cfg(feature = "load")]
+pub mod synthetic;
+#[cfg(feature = "load")]
+pub mod validate;
 
+pub use diagnostic::{Diagnostic, Diagnostics};
+#[cfg(feature = "load")]
+pub use load::{LoadedCatalog, load_bytes, load_dir, load_files};
 pub use model::*;
 pub use snapshot::{ItemFilter, Overview, OverviewRow, Snapshot, StateCounts};

@@ -117,7 +117,9 @@ pub enum Priority {
 }
 
 /// Whether a pending entry is work to do or a decision still to take.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskKind {
     /// Work to be done.

@@ -213,7 +213,10 @@ impl Snapshot {
 
     /// Items matching a filter, in catalog order.
     pub fn filter_items<'a>(&'a self, f: &'a ItemFilter) -> impl Iterator<Item = &'a Item> + 'a {
-        let needle = f.q.as_ref().map(|q| q.trim().to_lowercase()).filter(|q| !q.is_empty());
+        let needle =
+            f.q.as_ref()
+                .map(|q| q.trim().to_lowercase())
+                .filter(|q| !q.is_empty());
         self.catalog
             .items
             .iter()
@@ -224,8 +227,12 @@ impl Snapshot {
                     && f.site
                         .as_deref()
                         .is_none_or(|s| it.sites.is_empty() || it.sites.iter().any(|x| x == s))
-                    && f.layer.as_deref().is_none_or(|l| self.layer_within(&it.layer, l))
-                    && needle.as_deref().is_none_or(|n| self.search_text[*i].contains(n))
+                    && f.layer
+                        .as_deref()
+                        .is_none_or(|l| self.layer_within(&it.layer, l))
+                    && needle
+                        .as_deref()
+                        .is_none_or(|n| self.search_text[*i].contains(n))
             })
             .map(|(_, it)| it)
     }
@@ -234,7 +241,12 @@ impl Snapshot {
     pub fn dependents(&self, id: &str) -> Vec<&Item> {
         self.item_index
             .get(id)
-            .map(|&i| self.dependents[i].iter().map(|&d| &self.catalog.items[d]).collect())
+            .map(|&i| {
+                self.dependents[i]
+                    .iter()
+                    .map(|&d| &self.catalog.items[d])
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
@@ -295,7 +307,12 @@ impl Snapshot {
         let mut row_of: HashMap<&str, usize> = HashMap::new();
         // Layers first (in catalog order), then capabilities.
         for kind in [LayerKind::Layer, LayerKind::Capability] {
-            for l in self.catalog.layers.iter().filter(|l| l.kind == kind && l.parent.is_none()) {
+            for l in self
+                .catalog
+                .layers
+                .iter()
+                .filter(|l| l.kind == kind && l.parent.is_none())
+            {
                 row_of.insert(&l.id, rows.len());
                 rows.push(OverviewRow {
                     layer: l.id.clone(),
@@ -330,5 +347,279 @@ impl Snapshot {
             rows,
             totals,
         }
+    }
+}
+
+#[cfg(all(test, feature = "load"))]
+mod tests {
+    use super::*;
+    use crate::load::load_files;
+
+    const CATALOG: &str = "\
+sites:
+  - {id: franca, name: Franca}
+  - {id: sp, name: São Paulo}
+layers:
+  - {id: l0, kind: layer, number: '0', name: Physical}
+  - {id: l8, kind: layer, number: '8', name: Workloads}
+  - {id: l8a, kind: layer, number: 8a, name: GPU, parent: l8}
+  - {id: secrets, kind: capability, name: Secrets}
+items:
+  - {id: pve-franca, name: Proxmox Franca, kind: component, layer: l0, sites: [franca],
+     state: validated}
+  - {id: pve-sp, name: Proxmox SP, kind: component, layer: l0, sites: [sp], state: declared,
+     qualifier: partial}
+  - {id: vault, name: Secret store, kind: capability, layer: secrets, state: desired,
+     qualifier: future, notes: HashiCorp Vault, tags: [security]}
+  - {id: jupyter, name: JupyterHub, kind: workload, layer: l8a, sites: [franca], state: desired,
+     qualifier: deferred, depends_on: [pve-franca], decisions: [hub-per-site]}
+  - {id: argocd, name: Argo CD, kind: workload, layer: l8, sites: [franca, sp], state: validated,
+     depends_on: [pve-franca, pve-sp]}
+decisions:
+  - {id: hub-per-site, topic: Hubs, decision: one per site, layers: [l8a], items: [argocd]}
+tasks:
+  - {id: gpus, title: Buy GPUs, layer: l8a, items: [jupyter]}
+  - {id: rack, title: Rack servers, layer: l0}
+";
+
+    fn snapshot() -> Snapshot {
+        let loaded = load_files(vec![("catalog.yaml".to_owned(), CATALOG.to_owned())])
+            .map_err(|d| d.to_string())
+            .expect("test catalog is valid");
+        loaded.into_snapshot(Some("abc123".to_owned()))
+    }
+
+    fn ids(s: &Snapshot, f: ItemFilter) -> Vec<String> {
+        s.filter_items(&f).map(|i| i.id.clone()).collect()
+    }
+
+    #[test]
+    fn a_site_filter_keeps_the_items_that_list_the_site() {
+        let s = snapshot();
+        let at = |site: &str, state: State| ItemFilter {
+            site: Some(site.into()),
+            state: Some(state),
+            ..Default::default()
+        };
+
+        // Only validated and declared items: the one platform-wide item (vault) is desired, and
+        // whether platform-wide items match a site is the filter's policy, not pinned here.
+        let sp_validated = ids(&s, at("sp", State::Validated));
+        let sp_declared = ids(&s, at("sp", State::Declared));
+        let franca_validated = ids(&s, at("franca", State::Validated));
+
+        assert_eq!(sp_validated, ["argocd"]);
+        assert_eq!(sp_declared, ["pve-sp"]);
+        assert_eq!(franca_validated, ["pve-franca", "argocd"]);
+    }
+
+    #[test]
+    fn a_layer_filter_includes_its_sub_layers() {
+        let s = snapshot();
+
+        let found = ids(
+            &s,
+            ItemFilter {
+                layer: Some("l8".into()),
+                ..Default::default()
+            },
+        );
+
+        assert_eq!(found, ["jupyter", "argocd"]);
+    }
+
+    #[test]
+    fn state_and_qualifier_filters_combine() {
+        let s = snapshot();
+
+        let desired = ids(
+            &s,
+            ItemFilter {
+                state: Some(State::Desired),
+                ..Default::default()
+            },
+        );
+        let deferred = ids(
+            &s,
+            ItemFilter {
+                state: Some(State::Desired),
+                qualifier: Some(Qualifier::Deferred),
+                ..Default::default()
+            },
+        );
+
+        assert_eq!(desired, ["vault", "jupyter"]);
+        assert_eq!(deferred, ["jupyter"]);
+    }
+
+    #[test]
+    fn text_search_is_case_insensitive_over_id_name_notes_and_tags() {
+        let s = snapshot();
+
+        let by_notes = ids(
+            &s,
+            ItemFilter {
+                q: Some("  HASHICORP ".into()),
+                ..Default::default()
+            },
+        );
+        let by_tag = ids(
+            &s,
+            ItemFilter {
+                q: Some("security".into()),
+                ..Default::default()
+            },
+        );
+        let by_name = ids(
+            &s,
+            ItemFilter {
+                q: Some("proxmox".into()),
+                ..Default::default()
+            },
+        );
+        let blank = ids(
+            &s,
+            ItemFilter {
+                q: Some("   ".into()),
+                ..Default::default()
+            },
+        );
+
+        assert_eq!(by_notes, ["vault"]);
+        assert_eq!(by_tag, ["vault"]);
+        assert_eq!(by_name, ["pve-franca", "pve-sp"]);
+        assert_eq!(blank.len(), 5);
+    }
+
+    #[test]
+    fn the_overview_counts_items_per_top_layer_site_and_state() {
+        let s = snapshot();
+
+        let o = s.overview();
+
+        let sites: Vec<&str> = o.sites.iter().map(|(id, _)| id.as_str()).collect();
+        assert_eq!(sites, ["franca", "sp"]);
+        let rows: Vec<&str> = o.rows.iter().map(|r| r.layer.as_str()).collect();
+        assert_eq!(rows, ["l0", "l8", "secrets"]);
+        let l0 = &o.rows[0];
+        assert_eq!(
+            l0.per_site[0],
+            StateCounts {
+                validated: 1,
+                declared: 0,
+                desired: 0
+            }
+        );
+        assert_eq!(
+            l0.per_site[1],
+            StateCounts {
+                validated: 0,
+                declared: 1,
+                desired: 0
+            }
+        );
+        let l8 = &o.rows[1];
+        assert_eq!(
+            l8.per_site[0],
+            StateCounts {
+                validated: 1,
+                declared: 0,
+                desired: 1
+            }
+        );
+        assert_eq!(
+            l8.per_site[1],
+            StateCounts {
+                validated: 1,
+                declared: 0,
+                desired: 0
+            }
+        );
+        assert_eq!(
+            l8.total,
+            StateCounts {
+                validated: 1,
+                declared: 0,
+                desired: 1
+            }
+        );
+        let secrets = &o.rows[2];
+        assert_eq!(
+            secrets.platform_wide,
+            StateCounts {
+                validated: 0,
+                declared: 0,
+                desired: 1
+            }
+        );
+        assert_eq!(
+            o.totals,
+            StateCounts {
+                validated: 2,
+                declared: 1,
+                desired: 2
+            }
+        );
+    }
+
+    #[test]
+    fn dependents_are_the_items_that_depend_on_an_item() {
+        let s = snapshot();
+
+        let of_franca: Vec<&str> = s
+            .dependents("pve-franca")
+            .iter()
+            .map(|i| i.id.as_str())
+            .collect();
+        let of_sp: Vec<&str> = s
+            .dependents("pve-sp")
+            .iter()
+            .map(|i| i.id.as_str())
+            .collect();
+
+        assert_eq!(of_franca, ["jupyter", "argocd"]);
+        assert_eq!(of_sp, ["argocd"]);
+        assert!(s.dependents("argocd").is_empty());
+        assert!(s.dependents("no-such-item").is_empty());
+    }
+
+    #[test]
+    fn tasks_and_decisions_are_found_through_layers_and_items() {
+        let s = snapshot();
+        let jupyter = s.item("jupyter").expect("jupyter");
+        let argocd = s.item("argocd").expect("argocd");
+
+        let l8_tasks: Vec<&str> = s
+            .tasks_for_layer("l8")
+            .iter()
+            .map(|t| t.id.as_str())
+            .collect();
+        let jupyter_tasks: Vec<&str> = s
+            .tasks_for_item("jupyter")
+            .iter()
+            .map(|t| t.id.as_str())
+            .collect();
+
+        assert_eq!(l8_tasks, ["gpus"]);
+        assert_eq!(jupyter_tasks, ["gpus"]);
+        assert_eq!(s.decisions_for_item(jupyter)[0].id, "hub-per-site");
+        assert_eq!(s.decisions_for_item(argocd)[0].id, "hub-per-site");
+        assert_eq!(s.decisions_for_layer("l8").len(), 1);
+        assert!(s.decisions_for_layer("l0").is_empty());
+    }
+
+    #[test]
+    fn sub_layers_roll_up_to_their_top_layer() {
+        let s = snapshot();
+
+        let children: Vec<&str> = s.children("l8").iter().map(|l| l.id.as_str()).collect();
+
+        assert_eq!(s.top_layer("l8a"), "l8");
+        assert_eq!(s.top_layer("l0"), "l0");
+        assert_eq!(children, ["l8a"]);
+        assert!(s.layer_within("l8a", "l8"));
+        assert!(!s.layer_within("l8", "l8a"));
+        assert_eq!(s.revision.as_deref(), Some("abc123"));
+        assert_eq!(s.site("sp").map(|x| x.name.as_str()), Some("São Paulo"));
     }
 }

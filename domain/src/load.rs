@@ -1,0 +1,381 @@
+//! Reading a catalog (a directory of YAML files, or the same files from memory) into a
+//! validated [`Catalog`], with every problem reported at its file, line and column.
+//!
+//! Files are read in path order and merged; the catalog is refused whole if anything is wrong.
+//! Input is untrusted (a pull request to the monorepo can change it), so sizes are capped,
+//! YAML alias expansion and nesting stay under serde-saphyr's default budget, and no input
+//! makes the loader panic.
+
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde_saphyr::MessageFormatter;
+use sha2::{Digest, Sha256};
+
+use crate::diagnostic::{Diagnostic, Diagnostics};
+use crate::model::{Catalog, CatalogFile};
+use crate::snapshot::Snapshot;
+use crate::validate::{ParsedFile, Shadow, validate};
+
+/// Largest catalog file accepted, in bytes.
+pub const MAX_FILE_BYTES: usize = 4 * 1024 * 1024;
+/// Most catalog files accepted in one catalog.
+pub const MAX_FILES: usize = 4096;
+/// Largest catalog accepted, all files together, in bytes.
+pub const MAX_TOTAL_BYTES: usize = 64 * 1024 * 1024;
+/// Most diagnostics returned; the rest are counted in a last one. A broken catalog of thousands
+/// of items can produce thousands of dangling references, and nobody reads past the first pages.
+pub const MAX_DIAGNOSTICS: usize = 1000;
+/// Deepest directory nesting searched under the catalog root.
+const MAX_DEPTH: usize = 32;
+
+/// A catalog that passed validation, with a fingerprint of the files it came from.
+#[derive(Debug, Clone)]
+pub struct LoadedCatalog {
+    /// Every file merged, in path order.
+    pub catalog: Catalog,
+    /// SHA-256, hex, over each file's relative path and contents in path order (see
+    /// [`catalog_hash`]). Equal catalogs read from disk or from a git tree hash the same.
+    pub hash: String,
+    /// Number of files read.
+    pub files: usize,
+}
+
+impl LoadedCatalog {
+    /// Builds the indexed, read-only view the server serves.
+    pub fn into_snapshot(self, revision: Option<String>) -> Snapshot {
+        Snapshot::new(self.catalog, self.hash, revision)
+    }
+}
+
+/// Whether a path names a catalog file (`*.yaml` or `*.yml`).
+pub fn is_catalog_path(path: &str) -> bool {
+    path.ends_with(".yaml") || path.ends_with(".yml")
+}
+
+/// Reads every `*.yaml`/`*.yml` file under `dir` (recursively, in path order), merges and
+/// validates them.
+///
+/// Hidden files and directories (names starting with `.`) are skipped; symbolic links are not
+/// followed (a link named like a catalog file, or pointing at a directory, is reported), so the
+/// catalog cannot reach outside its directory or loop.
+pub fn load_dir(dir: &Path) -> Result<LoadedCatalog, Diagnostics> {
+    let root = dir.display().to_string();
+    match fs::metadata(dir) {
+        Err(e) => {
+            return Err(one(
+                &root,
+                format!("cannot read the catalog directory: {e}"),
+            ));
+        }
+        Ok(m) if !m.is_dir() => return Err(one(&root, "the catalog path is not a directory")),
+        Ok(_) => {}
+    }
+    let mut walk = Walk {
+        root: root.clone(),
+        found: Vec::new(),
+        diags: Vec::new(),
+        too_many: false,
+    };
+    walk.dir(dir, "", 0);
+    let mut files = Vec::with_capacity(walk.found.len());
+    let mut total = 0usize;
+    for (rel, path) in walk.found {
+        match read_capped(&path) {
+            Ok(bytes) => {
+                total = total.saturating_add(bytes.len());
+                files.push((rel, bytes));
+            }
+            Err(msg) => walk.diags.push(Diagnostic::new(&rel, 0, 0, msg)),
+        }
+        // Stop reading early rather than hold an oversized catalog in memory; load_inner
+        // reports the size.
+        if total > MAX_TOTAL_BYTES {
+            break;
+        }
+    }
+    load_inner(files, walk.diags, &root)
+}
+
+/// Loads a catalog from files already in memory: `(relative path, contents)` pairs, in any
+/// order (they are sorted by path). Every pair is read; filter with [`is_catalog_path`] first
+/// when the list comes from a whole tree.
+pub fn load_files(files: Vec<(String, String)>) -> Result<LoadedCatalog, Diagnostics> {
+    load_bytes(
+        files
+            .into_iter()
+            .map(|(p, c)| (p, c.into_bytes()))
+            .collect(),
+    )
+}
+
+/// Like [`load_files`] for raw contents, such as blobs read from a git tree: a file that is not
+/// UTF-8 is reported with the position of its first bad byte.
+pub fn load_bytes(files: Vec<(String, Vec<u8>)>) -> Result<LoadedCatalog, Diagnostics> {
+    load_inner(files, Vec::new(), ".")
+}
+
+/// SHA-256, hex, over `(path, contents)` pairs in the order given.
+///
+/// Each path and each content is preceded by its length (8 bytes, little endian) so that no two
+/// different file lists produce the same byte stream.
+pub fn catalog_hash<'a>(files: impl IntoIterator<Item = (&'a str, &'a [u8])>) -> String {
+    let mut h = Sha256::new();
+    for (path, contents) in files {
+        h.update((path.len() as u64).to_le_bytes());
+        h.update(path.as_bytes());
+        h.update((contents.len() as u64).to_le_bytes());
+        h.update(contents);
+    }
+    hex::encode(h.finalize())
+}
+
+fn one(file: &str, message: impl AsRef<str>) -> Diagnostics {
+    Diagnostics(vec![Diagnostic::new(file, 0, 0, message)])
+}
+
+/// The directory walk: relative paths found so far and problems met.
+struct Walk {
+    root: String,
+    found: Vec<(String, PathBuf)>,
+    diags: Vec<Diagnostic>,
+    too_many: bool,
+}
+
+impl Walk {
+    fn dir(&mut self, dir: &Path, rel: &str, depth: usize) {
+        let here = if rel.is_empty() {
+            self.root.as_str()
+        } else {
+            rel
+        };
+        let read = match fs::read_dir(dir) {
+            Ok(r) => r,
+            Err(e) => {
+                let d = Diagnostic::new(here, 0, 0, format!("cannot read directory: {e}"));
+                self.diags.push(d);
+                return;
+            }
+        };
+        let mut entries = Vec::new();
+        for e in read {
+            match e {
+                Ok(e) => entries.push(e),
+                Err(e) => {
+                    let d = Diagnostic::new(here, 0, 0, format!("cannot read directory: {e}"));
+                    self.diags.push(d);
+                }
+            }
+        }
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            if self.too_many {
+                return;
+            }
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with('.') {
+                continue;
+            }
+            let path = if rel.is_empty() {
+                name.into_owned()
+            } else {
+                format!("{rel}/{name}")
+            };
+            let kind = match e.file_type() {
+                Ok(k) => k,
+                Err(err) => {
+                    self.diags
+                        .push(Diagnostic::new(&path, 0, 0, format!("cannot read: {err}")));
+                    continue;
+                }
+            };
+            if kind.is_symlink() {
+                let to_dir = fs::metadata(e.path()).is_ok_and(|m| m.is_dir());
+                if to_dir || is_catalog_path(&path) {
+                    let msg = "symbolic link not followed: put the file in the catalog directory";
+                    self.diags.push(Diagnostic::new(&path, 0, 0, msg));
+                }
+            } else if kind.is_dir() {
+                if depth + 1 >= MAX_DEPTH {
+                    let msg = format!("directory nested deeper than {MAX_DEPTH} levels");
+                    self.diags.push(Diagnostic::new(&path, 0, 0, msg));
+                } else {
+                    self.dir(&e.path(), &path, depth + 1);
+                }
+            } else if kind.is_file() && is_catalog_path(&path) {
+                if self.found.len() >= MAX_FILES {
+                    let msg = format!("more than {MAX_FILES} catalog files");
+                    self.diags.push(Diagnostic::new(&self.root, 0, 0, msg));
+                    self.too_many = true;
+                    return;
+                }
+                self.found.push((path, e.path()));
+            }
+        }
+    }
+}
+
+/// Reads a file, refusing it once it passes [`MAX_FILE_BYTES`] (also if it grows while read).
+fn read_capped(path: &Path) -> Result<Vec<u8>, String> {
+    let file = fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read: {e}"))?;
+    Ok(bytes)
+}
+
+fn load_inner(
+    mut files: Vec<(String, Vec<u8>)>,
+    mut diags: Vec<Diagnostic>,
+    root: &str,
+) -> Result<LoadedCatalog, Diagnostics> {
+    files.sort_by(|a, b| a.0.cmp(&b.0));
+    if files.is_empty() && diags.is_empty() {
+        diags.push(Diagnostic::new(
+            root,
+            0,
+            0,
+            "no catalog files (*.yaml, *.yml)",
+        ));
+    }
+    if files.len() > MAX_FILES {
+        diags.push(Diagnostic::new(
+            root,
+            0,
+            0,
+            format!("more than {MAX_FILES} catalog files"),
+        ));
+        files.truncate(MAX_FILES);
+    }
+    // Cross-file checks need every file: a file that failed to read hides ids that other files
+    // refer to, and reporting those references too would bury the real error.
+    let mut complete = diags.is_empty();
+    let mut parsed = Vec::with_capacity(files.len());
+    let mut total = 0usize;
+    for (k, (path, bytes)) in files.iter().enumerate() {
+        if k > 0 && files[k - 1].0 == *path {
+            diags.push(Diagnostic::new(
+                path,
+                0,
+                0,
+                "the same file path is given twice",
+            ));
+            complete = false;
+            continue;
+        }
+        total = total.saturating_add(bytes.len());
+        if bytes.len() > MAX_FILE_BYTES {
+            let msg = format!("file larger than {} MiB", MAX_FILE_BYTES >> 20);
+            diags.push(Diagnostic::new(path, 0, 0, msg));
+            complete = false;
+            continue;
+        }
+        if total > MAX_TOTAL_BYTES {
+            let msg = format!("catalog larger than {} MiB in total", MAX_TOTAL_BYTES >> 20);
+            diags.push(Diagnostic::new(path, 0, 0, msg));
+            complete = false;
+            break;
+        }
+        match parse_file(path, bytes) {
+            Ok(p) => parsed.push(p),
+            Err(d) => {
+                diags.push(d);
+                complete = false;
+            }
+        }
+    }
+    validate(&parsed, complete, &mut diags);
+    if !diags.is_empty() {
+        diags.sort();
+        if diags.len() > MAX_DIAGNOSTICS {
+            let more = diags.len() - MAX_DIAGNOSTICS;
+            diags.truncate(MAX_DIAGNOSTICS);
+            diags.push(Diagnostic::new(
+                root,
+                0,
+                0,
+                format!("{more} more problems not shown"),
+            ));
+        }
+        return Err(Diagnostics(diags));
+    }
+    let hash = catalog_hash(files.iter().map(|(p, c)| (p.as_str(), c.as_slice())));
+    let n = parsed.len();
+    Ok(LoadedCatalog {
+        catalog: merge(parsed),
+        hash,
+        files: n,
+    })
+}
+
+/// Reads one file twice: the lenient shadow first, so a syntax error is reported as such and
+/// not as whatever field the strict reading happened to miss before reaching it.
+fn parse_file(path: &str, bytes: &[u8]) -> Result<ParsedFile, Diagnostic> {
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        let (line, column) = line_col(&bytes[..e.valid_up_to()]);
+        Diagnostic::new(path, line, column, "not valid UTF-8")
+    })?;
+    let shadow: Shadow = serde_saphyr::from_str_with_options(text, yaml_options())
+        .map_err(|e| yaml_diag(path, &e))?;
+    let file: CatalogFile = serde_saphyr::from_str_with_options(text, yaml_options())
+        .map_err(|e| yaml_diag(path, &e))?;
+    Ok(ParsedFile {
+        path: path.to_owned(),
+        file,
+        shadow,
+    })
+}
+
+/// serde-saphyr's defaults (resource budget, alias limits, duplicate keys are errors) without
+/// the source snippet, which the diagnostics do not show.
+fn yaml_options() -> serde_saphyr::Options {
+    let mut o = serde_saphyr::Options::default();
+    o.with_snippet = false;
+    o
+}
+
+fn yaml_diag(path: &str, e: &serde_saphyr::Error) -> Diagnostic {
+    let (line, column) = e.location().map_or((0, 0), |l| (l.line(), l.column()));
+    // The message without the "at line X, column Y" suffix: the position has its own fields.
+    let mut inner = e;
+    while let serde_saphyr::Error::AliasError { error, .. }
+    | serde_saphyr::Error::WithSnippet { error, .. } = inner
+    {
+        inner = error;
+    }
+    let message = serde_saphyr::DefaultMessageFormatter.format_message(inner);
+    Diagnostic::new(path, line, column, message)
+}
+
+/// 1-based line and column (in characters) just after `prefix`, which is valid UTF-8.
+fn line_col(prefix: &[u8]) -> (u64, u64) {
+    let text = std::str::from_utf8(prefix).unwrap_or_default();
+    let line = text.matches('\n').count() as u64 + 1;
+    let last = text.rsplit('\n').next().unwrap_or_default();
+    (line, last.chars().count() as u64 + 1)
+}
+
+fn merge(files: Vec<ParsedFile>) -> Catalog {
+    let mut c = Catalog::default();
+    for pf in files {
+        let f = pf.file;
+        // Validation has refused a second platform, so this keeps the only one.
+        if let Some(p) = f.platform {
+            c.platform = p;
+        }
+        c.sites.extend(f.sites);
+        c.hosts.extend(f.hosts);
+        c.layers.extend(f.layers);
+        c.items.extend(f.items);
+        c.decisions.extend(f.decisions);
+        c.tasks.extend(f.tasks);
+        c.phases.extend(f.phases);
+    }
+    c
+}
+
+#[cfg(test)]
+mod tests;
