@@ -29,7 +29,7 @@ pub struct Snapshot {
 /// Filters for the item list; `None` means "any".
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ItemFilter {
-    /// Site id; items with no site (platform-wide) match every site.
+    /// Site id; only items that list the site match (platform-wide items list none).
     pub site: Option<String>,
     /// Layer id; a parent layer matches its sub-layers.
     pub layer: Option<String>,
@@ -226,7 +226,7 @@ impl Snapshot {
                     && f.qualifier.is_none_or(|q| it.qualifier == Some(q))
                     && f.site
                         .as_deref()
-                        .is_none_or(|s| it.sites.is_empty() || it.sites.iter().any(|x| x == s))
+                        .is_none_or(|s| it.sites.iter().any(|x| x == s))
                     && f.layer
                         .as_deref()
                         .is_none_or(|l| self.layer_within(&it.layer, l))
