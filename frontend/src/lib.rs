@@ -16,4 +16,8 @@ pub use app::{App, shell};
 pub fn hydrate() {
     console_error_panic_hook::set_once();
     leptos::mount::hydrate_body(App);
+    // Lets browser tests (and curious readers of the DOM) know the page is interactive.
+    if let Some(body) = leptos::prelude::document().body() {
+        let _ = body.set_attribute("data-hydrated", "true");
+    }
 }

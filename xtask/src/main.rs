@@ -121,7 +121,7 @@ fn setup(for_tests: bool) -> Result<()> {
     }
 
     let wanted = locked_version("wasm-bindgen")?;
-    let have = output("wasm-bindgen", &["--version"]).unwrap_or_default();
+    let have = output(&wasm_bindgen_bin(), &["--version"]).unwrap_or_default();
     if have.split_whitespace().nth(1) != Some(wanted.as_str()) {
         // Without --locked: the CLI's own lockfile names a crate version the registry lacks.
         sh(
@@ -138,6 +138,21 @@ fn setup(for_tests: bool) -> Result<()> {
         npm_ci(Path::new("tests/browser"))?;
     }
     Ok(())
+}
+
+/// The wasm-bindgen CLI that `cargo install` puts in cargo's bin directory, which need not
+/// be on PATH.
+fn wasm_bindgen_bin() -> String {
+    let cargo_home = env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
+        .unwrap_or_else(|| PathBuf::from(".cargo"));
+    let bin = cargo_home.join("bin/wasm-bindgen");
+    if bin.exists() {
+        bin.to_string_lossy().into_owned()
+    } else {
+        "wasm-bindgen".into()
+    }
 }
 
 /// Installs a test peer's npm packages from its lockfile when they are not there yet.
@@ -195,7 +210,7 @@ fn build_wasm(release: bool) -> Result<()> {
     let pkg = Path::new("target/site/pkg");
     fs::create_dir_all(pkg)?;
     sh(
-        "wasm-bindgen",
+        &wasm_bindgen_bin(),
         [
             "--target",
             "web",
