@@ -1,0 +1,477 @@
+//! The catalog store: the snapshot in force, how it is reloaded, and what went wrong last.
+//!
+//! Reads never wait: the current snapshot sits behind an [`ArcSwap`] and is replaced whole.
+//! A reload parses and validates on a blocking thread and swaps only a catalog with no
+//! problems; a broken one leaves the last good snapshot in place and is kept as `last_error`
+//! for the API and the UI to show.
+
+use std::{
+    path::{Path, PathBuf},
+    sync::{Arc, Mutex, PoisonError},
+    time::Duration,
+};
+
+use arc_swap::ArcSwap;
+use chrono::{DateTime, Utc};
+use include_dir::{Dir, include_dir};
+use mirante_domain::{
+    Snapshot,
+    diagnostic::Diagnostics,
+    load::{self, LoadedCatalog},
+};
+use mirante_frontend::ssr::PortalData;
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+
+use crate::db::{Db, NewAuditEntry, NewSnapshot};
+
+/// The demo catalog, built into the binary so that it runs anywhere with no files beside it.
+static DEMO_CATALOG: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/../catalog");
+
+/// Where the catalog is read from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum CatalogSource {
+    /// The demo catalog built into the binary.
+    Embedded,
+    /// A directory of YAML files.
+    Dir {
+        /// The directory, absolute.
+        path: PathBuf,
+    },
+}
+
+impl CatalogSource {
+    /// A directory source; the path is made absolute so that logs and the database say
+    /// unambiguously which directory was read.
+    pub fn dir(path: &Path) -> Self {
+        CatalogSource::Dir {
+            path: std::path::absolute(path).unwrap_or_else(|_| path.to_owned()),
+        }
+    }
+
+    /// The source as stored in the database: `embedded` or `dir:<path>`.
+    pub fn describe(&self) -> String {
+        match self {
+            CatalogSource::Embedded => "embedded".to_owned(),
+            CatalogSource::Dir { path } => format!("dir:{}", path.display()),
+        }
+    }
+
+    /// Reads and validates the catalog. Blocking: file I/O and parsing.
+    pub fn load(&self) -> Result<LoadedCatalog, Diagnostics> {
+        match self {
+            CatalogSource::Embedded => load::load_bytes(embedded_files()),
+            CatalogSource::Dir { path } => load::load_dir(path),
+        }
+    }
+}
+
+/// The files of the built-in demo catalog as (relative path, contents), chosen as
+/// [`load::load_dir`] chooses them on disk (catalog files, no hidden ones), so the embedded
+/// catalog hashes the same as the `catalog/` directory it was built from.
+pub fn embedded_files() -> Vec<(String, Vec<u8>)> {
+    fn walk(dir: &Dir<'static>, out: &mut Vec<(String, Vec<u8>)>) {
+        for file in dir.files() {
+            let name = file.path().to_string_lossy().replace('\\', "/");
+            if load::is_catalog_path(&name) && !is_hidden(&name) {
+                out.push((name, file.contents().to_vec()));
+            }
+        }
+        for sub in dir.dirs() {
+            if !is_hidden(&sub.path().to_string_lossy()) {
+                walk(sub, out);
+            }
+        }
+    }
+    fn is_hidden(path: &str) -> bool {
+        path.rsplit('/').next().is_some_and(|n| n.starts_with('.'))
+    }
+    let mut out = Vec::new();
+    walk(&DEMO_CATALOG, &mut out);
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+/// What caused a reload; recorded in the audit log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ReloadTrigger {
+    /// The first load when the server starts.
+    Startup,
+    /// SIGHUP.
+    Signal,
+    /// The refresh timer.
+    Timer,
+    /// `POST /api/v1/catalog/reload`.
+    Api {
+        /// The caller's address.
+        peer: std::net::IpAddr,
+    },
+}
+
+impl ReloadTrigger {
+    /// Who to name in the audit log. Until sign-in exists an API caller is known only by
+    /// its (loopback) address.
+    pub fn actor(&self) -> String {
+        match self {
+            ReloadTrigger::Startup | ReloadTrigger::Signal | ReloadTrigger::Timer => {
+                "system".to_owned()
+            }
+            ReloadTrigger::Api { peer } => format!("local:{peer}"),
+        }
+    }
+
+    /// Short name for logs.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ReloadTrigger::Startup => "startup",
+            ReloadTrigger::Signal => "sighup",
+            ReloadTrigger::Timer => "timer",
+            ReloadTrigger::Api { .. } => "api",
+        }
+    }
+
+    /// Whether a person asked for this reload (so even a no-op is worth an audit entry).
+    fn is_deliberate(&self) -> bool {
+        matches!(self, ReloadTrigger::Signal | ReloadTrigger::Api { .. })
+    }
+}
+
+/// The snapshot in force and when it was loaded, swapped together so a reader never sees
+/// one without the other.
+#[derive(Debug)]
+pub struct Current {
+    /// The snapshot.
+    pub snapshot: Arc<Snapshot>,
+    /// When this process loaded it.
+    pub loaded_at: DateTime<Utc>,
+}
+
+/// The last reload that failed, until a later one succeeds.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReloadFailure {
+    /// When it failed.
+    pub at: DateTime<Utc>,
+    /// What caused the reload.
+    pub trigger: ReloadTrigger,
+    /// What is wrong with the catalog.
+    pub diagnostics: Diagnostics,
+}
+
+/// What a successful reload did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum ReloadOutcome {
+    /// The catalog content is the same as the one in force; nothing was swapped.
+    Unchanged {
+        /// Hash of the catalog in force.
+        hash: String,
+    },
+    /// A new snapshot is in force.
+    Updated {
+        /// Hash of the snapshot replaced.
+        previous: String,
+        /// Hash of the new snapshot.
+        hash: String,
+    },
+}
+
+/// Why a reload did not change the catalog.
+#[derive(Debug, thiserror::Error)]
+pub enum ReloadError {
+    /// The catalog has problems; the last good one stays in force.
+    #[error("the catalog is invalid:\n{0}")]
+    Invalid(Diagnostics),
+    /// The loading thread panicked.
+    #[error("catalog loading failed: {0}")]
+    Task(#[from] tokio::task::JoinError),
+}
+
+/// The catalog in force, its source, and the last reload error.
+pub struct CatalogStore {
+    current: ArcSwap<Current>,
+    source: CatalogSource,
+    last_error: Mutex<Option<ReloadFailure>>,
+    db: Db,
+    /// One reload at a time: a timer tick and a signal arriving together must not race to
+    /// swap, nor record the same change twice.
+    reload_lock: tokio::sync::Mutex<()>,
+}
+
+impl std::fmt::Debug for CatalogStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CatalogStore")
+            .field("hash", &self.snapshot().hash)
+            .field("source", &self.source)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CatalogStore {
+    /// Loads the catalog for the first time. Fails, with every problem found, when it is
+    /// invalid: a server never starts with no catalog or a broken one.
+    pub async fn open(source: CatalogSource, db: Db) -> Result<Self, ReloadError> {
+        let loaded = load_blocking(source.clone()).await?;
+        let snapshot = Arc::new(loaded.into_snapshot(None));
+        let now = Utc::now();
+        let store = CatalogStore {
+            current: ArcSwap::from_pointee(Current {
+                snapshot: Arc::clone(&snapshot),
+                loaded_at: now,
+            }),
+            source,
+            last_error: Mutex::new(None),
+            db,
+            reload_lock: tokio::sync::Mutex::new(()),
+        };
+        let new_content = store.record(&snapshot, now).await;
+        tracing::info!(
+            catalog.hash = %snapshot.hash,
+            catalog.items = snapshot.catalog().items.len(),
+            catalog.source = %store.source.describe(),
+            "catalog loaded"
+        );
+        if new_content {
+            store
+                .audit(
+                    ReloadTrigger::Startup,
+                    serde_json::json!({
+                        "trigger": ReloadTrigger::Startup,
+                        "outcome": "loaded",
+                        "hash": snapshot.hash,
+                        "item_count": snapshot.catalog().items.len(),
+                    }),
+                )
+                .await;
+        }
+        Ok(store)
+    }
+
+    /// The snapshot in force and when it was loaded.
+    pub fn current(&self) -> Arc<Current> {
+        self.current.load_full()
+    }
+
+    /// Where the catalog is read from.
+    pub fn source(&self) -> &CatalogSource {
+        &self.source
+    }
+
+    /// The last failed reload, if no reload has succeeded since.
+    pub fn last_error(&self) -> Option<ReloadFailure> {
+        self.last_error
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Reads the source again and puts the result in force if it is valid and different.
+    ///
+    /// On a broken catalog the last good snapshot stays, the problems are kept as
+    /// [`Self::last_error`] and returned. Reloads that change the catalog, fail, or were asked
+    /// for by someone are written to the audit log; a timer finding nothing new, or the
+    /// same problems as last time, is not, so the log does not fill with ticks.
+    pub async fn reload(&self, trigger: ReloadTrigger) -> Result<ReloadOutcome, ReloadError> {
+        let _guard = self.reload_lock.lock().await;
+        let previous = self.current();
+        match load_blocking(self.source.clone()).await {
+            Err(ReloadError::Invalid(diagnostics)) => {
+                let repeated = self
+                    .last_error()
+                    .is_some_and(|e| e.diagnostics == diagnostics);
+                tracing::warn!(
+                    catalog.trigger = trigger.name(),
+                    catalog.errors = diagnostics.len(),
+                    catalog.first_error = %diagnostics.iter().next().map(ToString::to_string).unwrap_or_default(),
+                    catalog.hash = %previous.snapshot.hash,
+                    "catalog reload refused; the last good catalog stays in force"
+                );
+                *self
+                    .last_error
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner) = Some(ReloadFailure {
+                    at: Utc::now(),
+                    trigger,
+                    diagnostics: diagnostics.clone(),
+                });
+                if !(repeated && trigger == ReloadTrigger::Timer) {
+                    self.audit(
+                        trigger,
+                        serde_json::json!({
+                            "trigger": trigger,
+                            "outcome": "failed",
+                            "hash": previous.snapshot.hash,
+                            "error_count": diagnostics.len(),
+                            "errors": diagnostics.iter().take(20).map(ToString::to_string).collect::<Vec<_>>(),
+                        }),
+                    )
+                    .await;
+                }
+                Err(ReloadError::Invalid(diagnostics))
+            }
+            Err(other) => Err(other),
+            Ok(loaded) => {
+                *self
+                    .last_error
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner) = None;
+                if loaded.hash == previous.snapshot.hash {
+                    tracing::debug!(catalog.trigger = trigger.name(), catalog.hash = %loaded.hash, "catalog unchanged");
+                    if trigger.is_deliberate() {
+                        self.audit(
+                            trigger,
+                            serde_json::json!({
+                                "trigger": trigger,
+                                "outcome": "unchanged",
+                                "hash": loaded.hash,
+                            }),
+                        )
+                        .await;
+                    }
+                    return Ok(ReloadOutcome::Unchanged { hash: loaded.hash });
+                }
+                let snapshot = Arc::new(loaded.into_snapshot(None));
+                let now = Utc::now();
+                // Swap before recording: the catalog in git is the truth, so a database
+                // outage must not keep stale content in force. The history then misses a
+                // row, which the error log says.
+                self.current.store(Arc::new(Current {
+                    snapshot: Arc::clone(&snapshot),
+                    loaded_at: now,
+                }));
+                tracing::info!(
+                    catalog.trigger = trigger.name(),
+                    catalog.previous_hash = %previous.snapshot.hash,
+                    catalog.hash = %snapshot.hash,
+                    catalog.items = snapshot.catalog().items.len(),
+                    "catalog reloaded"
+                );
+                self.record(&snapshot, now).await;
+                self.audit(
+                    trigger,
+                    serde_json::json!({
+                        "trigger": trigger,
+                        "outcome": "updated",
+                        "previous_hash": previous.snapshot.hash,
+                        "hash": snapshot.hash,
+                        "item_count": snapshot.catalog().items.len(),
+                    }),
+                )
+                .await;
+                Ok(ReloadOutcome::Updated {
+                    previous: previous.snapshot.hash.clone(),
+                    hash: snapshot.hash.clone(),
+                })
+            }
+        }
+    }
+
+    /// Records the snapshot in the catalog history; returns whether its content was new.
+    /// Failures are logged, not returned: history is not worth refusing a catalog over.
+    async fn record(&self, snapshot: &Snapshot, loaded_at: DateTime<Utc>) -> bool {
+        let source = self.source.describe();
+        let row = NewSnapshot {
+            hash: &snapshot.hash,
+            revision: snapshot.revision.as_deref(),
+            source: &source,
+            item_count: i64::try_from(snapshot.catalog().items.len()).unwrap_or(i64::MAX),
+            loaded_at,
+        };
+        match self.db.record_snapshot(&row).await {
+            Ok(new) => new,
+            Err(error) => {
+                tracing::error!(%error, catalog.hash = %snapshot.hash, "cannot record the catalog snapshot");
+                false
+            }
+        }
+    }
+
+    /// Appends a `catalog.reload` audit entry; failures are logged, as for [`Self::record`].
+    async fn audit(&self, trigger: ReloadTrigger, detail: serde_json::Value) {
+        let actor = trigger.actor();
+        let entry = NewAuditEntry {
+            at: Utc::now(),
+            actor: &actor,
+            action: "catalog.reload",
+            target: "catalog",
+            detail,
+        };
+        if let Err(error) = self.db.append_audit(&entry).await {
+            tracing::error!(%error, audit.action = entry.action, "cannot write the audit entry");
+        }
+    }
+
+    /// Reloads on SIGHUP and, when `every` is set, on a timer, until `stop` is cancelled.
+    pub fn spawn_reloaders(self: &Arc<Self>, every: Option<Duration>, stop: CancellationToken) {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            match signal(SignalKind::hangup()) {
+                Ok(mut hangups) => {
+                    let store = Arc::clone(self);
+                    let stop = stop.clone();
+                    tokio::spawn(async move {
+                        loop {
+                            tokio::select! {
+                                () = stop.cancelled() => break,
+                                got = hangups.recv() => {
+                                    if got.is_none() { break; }
+                                    tracing::info!("SIGHUP received: reloading the catalog");
+                                    // Errors are logged and kept as last_error by reload.
+                                    let _ = store.reload(ReloadTrigger::Signal).await;
+                                }
+                            }
+                        }
+                    });
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "cannot listen for SIGHUP; reload by API or timer only")
+                }
+            }
+        }
+        if let Some(every) = every.filter(|d| !d.is_zero()) {
+            let store = Arc::clone(self);
+            tokio::spawn(async move {
+                let mut ticks = tokio::time::interval(every);
+                ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                // The first tick is immediate and the catalog was just loaded.
+                ticks.tick().await;
+                loop {
+                    tokio::select! {
+                        () = stop.cancelled() => break,
+                        _ = ticks.tick() => {
+                            let _ = store.reload(ReloadTrigger::Timer).await;
+                        }
+                    }
+                }
+            });
+        }
+    }
+}
+
+impl PortalData for CatalogStore {
+    fn snapshot(&self) -> Arc<Snapshot> {
+        Arc::clone(&self.current.load().snapshot)
+    }
+}
+
+async fn load_blocking(source: CatalogSource) -> Result<LoadedCatalog, ReloadError> {
+    tokio::task::spawn_blocking(move || source.load())
+        .await?
+        .map_err(ReloadError::Invalid)
+}
+
+/// A one-line summary of a valid catalog, as `mirante catalog check` prints it.
+pub fn summary(snapshot: &Snapshot) -> String {
+    let c = snapshot.catalog();
+    format!(
+        "{} items, {} sites, {} layers, {} decisions, {} tasks (hash {})",
+        c.items.len(),
+        c.sites.len(),
+        c.layers.len(),
+        c.decisions.len(),
+        c.tasks.len(),
+        snapshot.hash.get(..8).unwrap_or(&snapshot.hash),
+    )
+}

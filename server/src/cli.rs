@@ -1,0 +1,140 @@
+//! The `mirante` command line: `serve` (the default), `config`, `catalog check DIR`.
+
+use std::{
+    io::Write,
+    path::{Path, PathBuf},
+    process::ExitCode,
+};
+
+use clap::{Parser, Subcommand};
+
+use crate::{catalog, config::Config, startup::Application, telemetry};
+
+/// Mirante: the internal developer portal.
+#[derive(Debug, Parser)]
+#[command(name = "mirante", version, about)]
+pub struct Cli {
+    /// What to do; `serve` when omitted.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Start the portal (the default).
+    Serve,
+    /// Print the effective configuration as TOML, secrets redacted.
+    Config,
+    /// Work with a catalog directory.
+    #[command(subcommand)]
+    Catalog(CatalogCommand),
+}
+
+/// Catalog subcommands.
+#[derive(Debug, Subcommand)]
+pub enum CatalogCommand {
+    /// Validate a catalog directory: print every problem as `file:line:column: message` and
+    /// exit 1, or print a one-line summary and exit 0.
+    Check {
+        /// The directory of catalog YAML files.
+        dir: PathBuf,
+    },
+}
+
+/// Runs the command; the process exit code is the result.
+pub fn run(cli: Cli) -> ExitCode {
+    match cli.command.unwrap_or(Command::Serve) {
+        Command::Serve => serve(),
+        Command::Config => print_config(),
+        Command::Catalog(CatalogCommand::Check { dir }) => {
+            let mut out = std::io::stdout().lock();
+            check_catalog(&dir, &mut out)
+        }
+    }
+}
+
+fn load_config() -> Option<Config> {
+    match Config::load() {
+        Ok(config) => Some(config),
+        Err(e) => {
+            eprintln!("error: {e}");
+            None
+        }
+    }
+}
+
+fn serve() -> ExitCode {
+    let Some(config) = load_config() else {
+        return ExitCode::FAILURE;
+    };
+    telemetry::init(config.log_format);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(async {
+        let app = match Application::build(config).await {
+            Ok(app) => app,
+            Err(e) => {
+                // Printed rather than logged: it may list many catalog problems, one per line.
+                eprintln!("error: {e:#}");
+                return ExitCode::FAILURE;
+            }
+        };
+        match app.run_until_stopped().await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: server failed: {e}");
+                ExitCode::FAILURE
+            }
+        }
+    })
+}
+
+fn print_config() -> ExitCode {
+    let Some(config) = load_config() else {
+        return ExitCode::FAILURE;
+    };
+    print!("{}", config.to_redacted_toml());
+    ExitCode::SUCCESS
+}
+
+/// Validates the catalog in `dir`, writing the problems or the summary to `out`.
+pub fn check_catalog(dir: &Path, out: &mut impl Write) -> ExitCode {
+    let shown = dir.display();
+    let result = catalog::CatalogSource::dir(dir).load();
+    let written = match result {
+        Ok(loaded) => {
+            let snapshot = loaded.into_snapshot(None);
+            writeln!(out, "{shown} is valid: {}", catalog::summary(&snapshot))
+                .map(|()| ExitCode::SUCCESS)
+        }
+        Err(diagnostics) => (|| {
+            for d in &diagnostics {
+                // Diagnostics name files relative to the catalog root; prefix the directory
+                // as given so that editors and CI annotations can open the file.
+                let file = dir.join(&d.file);
+                if d.line > 0 || file.is_file() {
+                    let mut d = d.clone();
+                    d.file = file.display().to_string();
+                    writeln!(out, "{d}")?;
+                } else {
+                    writeln!(out, "{d}")?;
+                }
+            }
+            writeln!(out, "{shown} is invalid: {} problem(s)", diagnostics.len())?;
+            Ok(ExitCode::FAILURE)
+        })(),
+    };
+    written.unwrap_or_else(|e: std::io::Error| {
+        eprintln!("error: {e}");
+        ExitCode::FAILURE
+    })
+}

@@ -1,0 +1,109 @@
+//! Every layer the HTTP server wraps around its routes, in one place.
+//!
+//! Outermost first: request id, tracing, request-id propagation to the response, timeout,
+//! compression, security headers.
+//!
+//! ## Content Security Policy
+//! The UI is Leptos with server-side rendering and hydration. Hydration loads a wasm module
+//! (`script-src 'self'` plus `'wasm-unsafe-eval'` to compile it) from a small inline
+//! `<script type="module">` that Leptos writes into every page, so `script-src` also carries
+//! `'unsafe-inline'`. A per-request nonce would let us drop it, but the UI would have to put
+//! the nonce on every script it renders; until it does, `'unsafe-inline'` is the price of
+//! hydration. Everything else is locked to our own origin, nothing may frame the portal, and
+//! forms post only to it. Responses that set their own CSP keep it (`if_not_present`).
+
+use std::{path::PathBuf, time::Duration};
+
+use axum::{
+    Router,
+    body::Body,
+    http::{HeaderName, HeaderValue, Request, StatusCode, header},
+};
+use leptos::config::LeptosOptions;
+use tower::ServiceBuilder;
+use tower_http::{
+    compression::CompressionLayer,
+    request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer},
+    services::ServeDir,
+    set_header::SetResponseHeaderLayer,
+    timeout::TimeoutLayer,
+    trace::TraceLayer,
+};
+
+use crate::state::AppState;
+
+/// The policy described in the module documentation.
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; \
+     script-src 'self' 'unsafe-inline' 'wasm-unsafe-eval'; \
+     style-src 'self' 'unsafe-inline'; \
+     img-src 'self' data:; \
+     font-src 'self'; \
+     connect-src 'self'; \
+     object-src 'none'; \
+     base-uri 'self'; \
+     frame-ancestors 'none'; \
+     form-action 'self'";
+
+/// The header carrying the request id, set when the client did not send one.
+static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// Wraps the whole application in the common layers.
+pub fn apply(router: Router, request_timeout: Duration) -> Router {
+    let layers = ServiceBuilder::new()
+        .layer(SetRequestIdLayer::new(REQUEST_ID.clone(), MakeRequestUuid))
+        .layer(
+            TraceLayer::new_for_http().make_span_with(|request: &Request<Body>| {
+                let id = request
+                    .headers()
+                    .get(&REQUEST_ID)
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("-");
+                // The path only: query strings may one day carry tokens.
+                tracing::info_span!(
+                    "http.request",
+                    http.method = %request.method(),
+                    http.path = %request.uri().path(),
+                    request.id = %id,
+                )
+            }),
+        )
+        .layer(PropagateRequestIdLayer::new(REQUEST_ID.clone()))
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            request_timeout,
+        ))
+        .layer(CompressionLayer::new())
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        ))
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::REFERRER_POLICY,
+            HeaderValue::from_static("strict-origin-when-cross-origin"),
+        ))
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::X_FRAME_OPTIONS,
+            HeaderValue::from_static("DENY"),
+        ))
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+        ));
+    router.layer(layers)
+}
+
+/// `/pkg`: the hydration bundle (JS, wasm, CSS) from `<site_root>/<site_pkg_dir>`.
+///
+/// The file names carry no content hash, so browsers must revalidate (`no-cache`); the
+/// `Last-Modified` that `ServeDir` sends turns that into a cheap 304.
+pub fn static_files(leptos: &LeptosOptions) -> Router<AppState> {
+    let dir = PathBuf::from(leptos.site_root.as_ref()).join(leptos.site_pkg_dir.as_ref());
+    let path = format!("/{}", leptos.site_pkg_dir.trim_matches('/'));
+    let service = ServiceBuilder::new()
+        .layer(SetResponseHeaderLayer::overriding(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("no-cache"),
+        ))
+        .service(ServeDir::new(dir));
+    Router::new().nest_service(&path, service)
+}

@@ -1,0 +1,193 @@
+//! Building and running the server: database, migrations, catalog, routes, listener.
+
+use std::{future::Future, net::SocketAddr, sync::Arc, time::Duration};
+
+use anyhow::Context;
+use axum::Router;
+use leptos::config::{Env, LeptosOptions};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::{
+    api,
+    catalog::{CatalogSource, CatalogStore},
+    config::Config,
+    db::Db,
+    middleware,
+    state::AppState,
+    web,
+};
+
+/// A server that is ready to accept connections: database migrated, catalog loaded,
+/// listener bound.
+pub struct Application {
+    listener: TcpListener,
+    addr: SocketAddr,
+    state: AppState,
+    router: Router,
+}
+
+impl Application {
+    /// Binds `config.bind` and builds the server.
+    pub async fn build(config: Config) -> anyhow::Result<Self> {
+        let listener = TcpListener::bind(config.bind)
+            .await
+            .with_context(|| format!("cannot listen on {}", config.bind))?;
+        Self::build_with_listener(config, listener).await
+    }
+
+    /// Builds the server on a listener the caller bound (tests bind port 0).
+    ///
+    /// Opens the database (creating the SQLite file when missing), applies migrations and
+    /// loads the catalog; refuses to build, listing every problem, when the catalog is
+    /// invalid.
+    pub async fn build_with_listener(
+        config: Config,
+        listener: TcpListener,
+    ) -> anyhow::Result<Self> {
+        let addr = listener
+            .local_addr()
+            .context("listener has no local address")?;
+        let backend = config.backend()?;
+        let db = Db::connect(&config.database_url(), config.database_max_connections)
+            .await
+            .context("cannot open the database")?;
+        db.migrate().await?;
+        tracing::info!(db.backend = ?backend, "database ready");
+
+        let source = match &config.catalog {
+            Some(dir) => CatalogSource::dir(dir),
+            None => CatalogSource::Embedded,
+        };
+        let catalog = CatalogStore::open(source, db.clone())
+            .await
+            .context("cannot load the catalog")?;
+
+        let leptos = leptos_options(addr);
+        let state = AppState {
+            config: Arc::new(config),
+            db,
+            catalog: Arc::new(catalog),
+            leptos,
+        };
+        let router = app(&state);
+        Ok(Application {
+            listener,
+            addr,
+            state,
+            router,
+        })
+    }
+
+    /// The port the server listens on.
+    pub fn port(&self) -> u16 {
+        self.addr.port()
+    }
+
+    /// The address the server listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The shared state (tests read the database through it).
+    pub fn state(&self) -> &AppState {
+        &self.state
+    }
+
+    /// Serves until ctrl-c or SIGTERM, then finishes the requests in flight.
+    pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        self.run_until(shutdown_signal()).await
+    }
+
+    /// Serves until `stop` completes, then finishes the requests in flight. Catalog reloads
+    /// (SIGHUP, timer) run for as long as the server does.
+    pub async fn run_until(
+        self,
+        stop: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let background = CancellationToken::new();
+        let refresh = Duration::from_secs(self.state.config.catalog_refresh_secs);
+        self.state
+            .catalog
+            .spawn_reloaders(Some(refresh), background.clone());
+        tracing::info!(
+            http.addr = %self.addr,
+            http.public_url = %self.state.config.public_url(),
+            "listening"
+        );
+        let db = self.state.db.clone();
+        let result = axum::serve(
+            self.listener,
+            self.router
+                .into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(stop)
+        .await;
+        background.cancel();
+        db.close().await;
+        tracing::info!("stopped");
+        result
+    }
+}
+
+/// The whole application: API routes, static assets, then the web UI, under the common
+/// middleware.
+pub fn app(state: &AppState) -> Router {
+    let routes = Router::new()
+        .merge(api::router())
+        .merge(middleware::static_files(&state.leptos))
+        // Last: the UI answers every path the API does not.
+        .merge(web::router(state))
+        .with_state(state.clone());
+    middleware::apply(
+        routes,
+        Duration::from_secs(state.config.request_timeout_secs),
+    )
+}
+
+/// Where the UI's compiled assets are: `LEPTOS_SITE_ROOT` (default `target/site`), `pkg`
+/// inside it, files named `mirante.*`.
+fn leptos_options(addr: SocketAddr) -> LeptosOptions {
+    let site_root = std::env::var("LEPTOS_SITE_ROOT").unwrap_or_else(|_| "target/site".to_owned());
+    // Development mode only on request: it makes pages try to reach cargo-leptos's reload
+    // socket.
+    let env = match std::env::var("LEPTOS_ENV") {
+        Ok(v) if v.eq_ignore_ascii_case("dev") || v.eq_ignore_ascii_case("development") => Env::DEV,
+        _ => Env::PROD,
+    };
+    LeptosOptions::builder()
+        .output_name("mirante")
+        .site_root(site_root)
+        .site_pkg_dir("pkg")
+        .site_addr(addr)
+        .env(env)
+        .build()
+}
+
+/// Completes on ctrl-c or, on Unix, SIGTERM (what container runtimes send).
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(error) = tokio::signal::ctrl_c().await {
+            tracing::warn!(%error, "cannot listen for ctrl-c");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(error) => {
+                tracing::warn!(%error, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => tracing::info!("ctrl-c received: shutting down"),
+        () = terminate => tracing::info!("SIGTERM received: shutting down"),
+    }
+}

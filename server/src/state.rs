@@ -1,0 +1,32 @@
+//! What every handler can reach.
+
+use std::sync::Arc;
+
+use axum::extract::FromRef;
+use leptos::config::LeptosOptions;
+use mirante_frontend::ssr::PortalHandle;
+
+use crate::{catalog::CatalogStore, config::Config, db::Db};
+
+/// Shared state of the HTTP server. Cheap to clone: every field is a handle.
+///
+/// `FromRef` lets a handler take just the part it needs (`State<Arc<CatalogStore>>`,
+/// `State<LeptosOptions>`).
+#[derive(Clone, FromRef)]
+pub struct AppState {
+    /// The effective configuration.
+    pub config: Arc<Config>,
+    /// The database.
+    pub db: Db,
+    /// The catalog in force.
+    pub catalog: Arc<CatalogStore>,
+    /// Where the web UI's compiled assets are and what they are called.
+    pub leptos: LeptosOptions,
+}
+
+impl AppState {
+    /// The catalog as the web UI reads it.
+    pub fn portal(&self) -> PortalHandle {
+        Arc::clone(&self.catalog) as PortalHandle
+    }
+}
