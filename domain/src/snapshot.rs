@@ -107,9 +107,29 @@ pub struct Overview {
     pub totals: StateCounts,
 }
 
+/// Puts ordered layers before capabilities (each group in catalog order) and items in the
+/// order of their layers, so lists read bottom-up like the architecture, whatever the file
+/// layout of the catalog.
+fn order_by_layer(catalog: &mut Catalog) {
+    catalog.layers.sort_by_key(|l| l.kind == LayerKind::Capability);
+    let rank: HashMap<&str, usize> = catalog
+        .layers
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (l.id.as_str(), i))
+        .collect();
+    let mut keyed: Vec<(usize, Item)> = std::mem::take(&mut catalog.items)
+        .into_iter()
+        .map(|it| (rank.get(it.layer.as_str()).copied().unwrap_or(usize::MAX), it))
+        .collect();
+    keyed.sort_by_key(|(r, _)| *r);
+    catalog.items = keyed.into_iter().map(|(_, it)| it).collect();
+}
+
 impl Snapshot {
     /// Builds the indexes of a catalog that has passed validation.
-    pub fn new(catalog: Catalog, hash: String, revision: Option<String>) -> Self {
+    pub fn new(mut catalog: Catalog, hash: String, revision: Option<String>) -> Self {
+        order_by_layer(&mut catalog);
         let item_index: HashMap<String, usize> = catalog
             .items
             .iter()
@@ -425,7 +445,19 @@ tasks:
             },
         );
 
-        assert_eq!(found, ["jupyter", "argocd"]);
+        assert_eq!(found, ["argocd", "jupyter"]);
+    }
+
+    #[test]
+    fn items_and_layers_are_ordered_bottom_up_with_capabilities_last() {
+        let s = snapshot();
+
+        let layers: Vec<&str> = s.catalog().layers.iter().map(|l| l.id.as_str()).collect();
+        let items: Vec<&str> = s.catalog().items.iter().map(|i| i.id.as_str()).collect();
+
+        assert_eq!(layers, ["l0", "l8", "l8a", "secrets"]);
+        assert_eq!(items, ["pve-franca", "pve-sp", "argocd", "jupyter", "vault"]);
+        assert_eq!(s.item("vault").map(|i| i.layer.as_str()), Some("secrets"));
     }
 
     #[test]
@@ -448,7 +480,7 @@ tasks:
             },
         );
 
-        assert_eq!(desired, ["vault", "jupyter"]);
+        assert_eq!(desired, ["jupyter", "vault"]);
         assert_eq!(deferred, ["jupyter"]);
     }
 
@@ -577,7 +609,7 @@ tasks:
             .map(|i| i.id.as_str())
             .collect();
 
-        assert_eq!(of_franca, ["jupyter", "argocd"]);
+        assert_eq!(of_franca, ["argocd", "jupyter"]);
         assert_eq!(of_sp, ["argocd"]);
         assert!(s.dependents("argocd").is_empty());
         assert!(s.dependents("no-such-item").is_empty());
