@@ -1,1 +1,14 @@
-fn main(){}
+//! API integration tests: the real server on 127.0.0.1:0, every test once on SQLite and once
+//! on a fresh PostgreSQL database (see `helpers::spawn_app` and `on_both_databases!`).
+//!
+//! One test binary for the whole API, so it links once.
+
+#[macro_use]
+mod helpers;
+
+mod catalog;
+mod health;
+mod items;
+mod middleware;
+mod openapi;
+mod reference;

@@ -40,7 +40,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     reason = "fields are only described for OpenAPI; `parse` reads the raw query"
 )]
 pub struct ItemQuery {
-    /// Site id; platform-wide items (no site) match every site.
+    /// Site id; matches the items that list the site (platform-wide items list none).
     #[param(example = "sp")]
     site: Option<String>,
     /// Layer id; a layer matches its sub-layers (`l8` matches `l8a`).

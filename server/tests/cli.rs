@@ -1,0 +1,242 @@
+//! The `mirante` binary as CI and operators run it.
+
+use std::{
+    path::Path,
+    process::{Command, Output},
+};
+
+use tempfile::TempDir;
+
+/// The binary, run in `cwd` with an empty environment plus `env`, so neither the developer's
+/// variables nor a `mirante.toml` in the repository leak in.
+fn mirante(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mirante"))
+        .args(args)
+        .current_dir(cwd)
+        .env_clear()
+        .envs(env.iter().copied())
+        .output()
+        .expect("cannot run the mirante binary")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+const VALID: &str = r#"sites:
+  - id: north
+    name: North
+layers:
+  - id: l0
+    kind: layer
+    number: "0"
+    name: Hardware
+items:
+  - id: hypervisor
+    name: Hypervisor
+    kind: component
+    layer: l0
+    sites: [north]
+    state: desired
+"#;
+
+/// `line:column` (1-based) of the first `needle` in `text`.
+fn position(text: &str, needle: &str) -> String {
+    let (n, line) = text
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.contains(needle))
+        .expect("needle not in text");
+    format!("{}:{}", n + 1, line.find(needle).unwrap() + 1)
+}
+
+fn catalog_dir(files: &[(&str, &str)]) -> TempDir {
+    let dir = TempDir::new().unwrap();
+    for (name, contents) in files {
+        std::fs::write(dir.path().join(name), contents).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn catalog_check_on_a_valid_directory_prints_a_one_line_summary_and_exits_0() {
+    let dir = catalog_dir(&[("catalog.yaml", VALID)]);
+
+    let out = mirante(dir.path(), &["catalog", "check", "."], &[]);
+
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    assert!(
+        stdout.starts_with(". is valid: 1 items, 1 sites, 1 layers, 0 decisions, 0 tasks (hash "),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn catalog_check_on_a_broken_directory_prints_file_line_column_and_exits_1() {
+    let broken = VALID.replace("state: desired", "state: wished");
+    let dir = catalog_dir(&[("catalog.yaml", &broken)]);
+
+    let out = mirante(dir.path(), &["catalog", "check", "."], &[]);
+
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = text(&out.stdout);
+    let at = position(&broken, "wished");
+    assert!(
+        stdout.contains(&format!("./catalog.yaml:{at}: ")),
+        "{stdout}"
+    );
+    assert!(stdout.contains("wished"), "{stdout}");
+    assert!(
+        stdout.trim_end().ends_with(". is invalid: 1 problem(s)"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn catalog_check_reports_every_validation_problem() {
+    let broken = VALID
+        .replace("layer: l0", "layer: l9")
+        .replace("sites: [north]", "sites: [south]");
+    let dir = catalog_dir(&[("catalog.yaml", &broken)]);
+
+    let out = mirante(dir.path(), &["catalog", "check", "."], &[]);
+
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = text(&out.stdout);
+    let layer = position(&broken, "l9");
+    let site = position(&broken, "south");
+    assert!(
+        stdout.contains(&format!("./catalog.yaml:{layer}: ")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("./catalog.yaml:{site}: ")),
+        "{stdout}"
+    );
+    assert!(stdout.contains("`l9`"), "{stdout}");
+    assert!(stdout.contains("`south`"), "{stdout}");
+}
+
+#[test]
+fn catalog_check_on_a_missing_directory_exits_1() {
+    let cwd = TempDir::new().unwrap();
+
+    let out = mirante(cwd.path(), &["catalog", "check", "nowhere"], &[]);
+
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stdout).contains("nowhere"));
+}
+
+#[test]
+fn the_demo_catalog_in_the_repository_is_valid() {
+    let catalog = Path::new(env!("CARGO_MANIFEST_DIR")).join("../catalog");
+
+    let out = mirante(
+        Path::new(env!("CARGO_MANIFEST_DIR")),
+        &["catalog", "check", catalog.to_str().unwrap()],
+        &[],
+    );
+
+    assert!(out.status.success(), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains(" is valid: "));
+}
+
+#[test]
+fn config_prints_the_effective_configuration_with_the_password_redacted() {
+    let cwd = TempDir::new().unwrap();
+
+    let out = mirante(
+        cwd.path(),
+        &["config"],
+        &[
+            (
+                "DATABASE_URL",
+                "postgres://mirante:s3cr3t@db.internal:5432/mirante",
+            ),
+            ("MIRANTE_BIND", "0.0.0.0:8080"),
+            ("MIRANTE_CATALOG", "/srv/catalog"),
+        ],
+    );
+
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(!stdout.contains("s3cr3t"), "{stdout}");
+    assert!(
+        stdout.contains(r#"database_url = "postgres://mirante:REDACTED@db.internal:5432/mirante""#),
+        "{stdout}"
+    );
+    assert!(stdout.contains(r#"bind = "0.0.0.0:8080""#), "{stdout}");
+    assert!(
+        stdout.contains(r#"public_url = "http://0.0.0.0:8080""#),
+        "{stdout}"
+    );
+    assert!(stdout.contains(r#"catalog = "/srv/catalog""#), "{stdout}");
+}
+
+#[test]
+fn config_reads_the_file_named_by_mirante_config_and_the_environment_wins_over_it() {
+    let cwd = TempDir::new().unwrap();
+    std::fs::write(
+        cwd.path().join("custom.toml"),
+        "bind = \"127.0.0.1:4000\"\ncatalog_refresh_secs = 0\ndata_dir = \"/var/lib/mirante\"\n",
+    )
+    .unwrap();
+
+    let out = mirante(
+        cwd.path(),
+        &["config"],
+        &[
+            ("MIRANTE_CONFIG", "custom.toml"),
+            ("MIRANTE_BIND", "127.0.0.1:5000"),
+        ],
+    );
+
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains(r#"bind = "127.0.0.1:5000""#), "{stdout}");
+    assert!(stdout.contains("catalog_refresh_secs = 0"), "{stdout}");
+    assert!(
+        stdout.contains(r#"database_url = "sqlite:///var/lib/mirante/mirante.db""#),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_typo_in_the_configuration_file_is_an_error() {
+    let cwd = TempDir::new().unwrap();
+    std::fs::write(
+        cwd.path().join("mirante.toml"),
+        "bnid = \"127.0.0.1:4000\"\n",
+    )
+    .unwrap();
+
+    let out = mirante(cwd.path(), &["config"], &[]);
+
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("bnid"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn serve_refuses_to_start_with_a_broken_catalog_and_prints_where() {
+    let cwd = TempDir::new().unwrap();
+    let broken = VALID.replace("state: desired", "state: wished");
+    let catalog = catalog_dir(&[("catalog.yaml", &broken)]);
+
+    let out = mirante(
+        cwd.path(),
+        &["serve"],
+        &[
+            ("MIRANTE_BIND", "127.0.0.1:0"),
+            ("MIRANTE_CATALOG", catalog.path().to_str().unwrap()),
+        ],
+    );
+
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    let at = position(&broken, "wished");
+    assert!(stderr.contains(&format!("catalog.yaml:{at}: ")), "{stderr}");
+    // The database was created under ./data before the catalog was read.
+    assert!(cwd.path().join("data/mirante.db").exists());
+}

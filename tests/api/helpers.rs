@@ -1,0 +1,407 @@
+//! Starting a server for a test: its own temp data dir, its own catalog directory, its own
+//! database (a SQLite file, or a PostgreSQL database created for the test and dropped after).
+
+use std::{
+    path::{Path, PathBuf},
+    sync::Once,
+};
+
+use mirante::{Application, Config, db::Db};
+use reqwest::{Response, Url};
+use secrecy::SecretString;
+use serde_json::Value;
+use tempfile::TempDir;
+
+/// The database a test runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// Generates, for each `async fn name(backend: Backend)`, a module `name` with two tests,
+/// `on_sqlite` and `on_postgres`, so every API test runs on both databases:
+/// `items::filtering_by_state_returns_only_that_state::on_postgres`.
+macro_rules! on_both_databases {
+    ($( $(#[$meta:meta])* async fn $name:ident($backend:ident: Backend) $body:block )*) => {
+        $(
+            $(#[$meta])*
+            mod $name {
+                use super::*;
+
+                async fn run($backend: $crate::helpers::Backend) $body
+
+                #[tokio::test]
+                async fn on_sqlite() {
+                    run($crate::helpers::Backend::Sqlite).await
+                }
+
+                #[tokio::test]
+                async fn on_postgres() {
+                    run($crate::helpers::Backend::Postgres).await
+                }
+            }
+        )*
+    };
+}
+
+/// The catalog a test server starts with.
+pub enum CatalogSetup {
+    /// [`test_catalog`] written to a temp directory.
+    Small,
+    /// The demo catalog built into the binary.
+    Embedded,
+}
+
+/// A running server and what the test needs to talk to it and look behind it.
+pub struct TestApp {
+    /// `http://127.0.0.1:<port>`.
+    pub address: String,
+    /// No redirects followed, so a test sees exactly what the server answered.
+    pub client: reqwest::Client,
+    /// The server's own database pool.
+    pub db: Db,
+    /// The catalog directory, for tests that change it and reload.
+    pub catalog_dir: Option<PathBuf>,
+    _catalog_dir: Option<TempDir>,
+    _data_dir: TempDir,
+    // Dropped last: drops the PostgreSQL database after the server's pool is gone from use.
+    _pg: Option<PgTestDatabase>,
+}
+
+impl TestApp {
+    /// `GET` a path.
+    pub async fn get(&self, path: &str) -> Response {
+        self.client
+            .get(format!("{}{path}", self.address))
+            .send()
+            .await
+            .expect("request failed")
+    }
+
+    /// `GET` a path and parse the JSON body, asserting the status.
+    pub async fn get_json(&self, path: &str, status: u16) -> Value {
+        let response = self.get(path).await;
+        assert_eq!(response.status().as_u16(), status, "GET {path}");
+        response.json().await.expect("body is not JSON")
+    }
+
+    /// `POST` to a path with an empty body.
+    pub async fn post(&self, path: &str) -> Response {
+        self.client
+            .post(format!("{}{path}", self.address))
+            .send()
+            .await
+            .expect("request failed")
+    }
+
+    /// Writes (or overwrites) a file of the catalog directory.
+    pub fn write_catalog_file(&self, name: &str, contents: &str) {
+        let dir = self
+            .catalog_dir
+            .as_ref()
+            .expect("this app reads the embedded catalog");
+        std::fs::write(dir.join(name), contents).expect("cannot write catalog file");
+    }
+}
+
+/// Starts a server on `backend` with the small test catalog.
+pub async fn spawn_app(backend: Backend) -> TestApp {
+    spawn_app_with(backend, CatalogSetup::Small).await
+}
+
+/// A configuration for a test: port 0, a temp data dir, no timer reloads.
+pub async fn test_config(backend: Backend, data_dir: &Path) -> (Config, Option<PgTestDatabase>) {
+    init_logging();
+    let (database_url, pg) = match backend {
+        Backend::Sqlite => (
+            format!("sqlite://{}", data_dir.join("mirante.db").display()),
+            None,
+        ),
+        Backend::Postgres => {
+            let pg = PgTestDatabase::create().await;
+            (pg.url.clone(), Some(pg))
+        }
+    };
+    let config = Config {
+        bind: "127.0.0.1:0".parse().unwrap(),
+        data_dir: data_dir.to_owned(),
+        database_url: Some(SecretString::from(database_url)),
+        database_max_connections: 4,
+        catalog_refresh_secs: 0,
+        ..Config::default()
+    };
+    (config, pg)
+}
+
+/// Starts a server on `backend` with the given catalog.
+pub async fn spawn_app_with(backend: Backend, catalog: CatalogSetup) -> TestApp {
+    let data_dir = TempDir::new().unwrap();
+    let (mut config, pg) = test_config(backend, data_dir.path()).await;
+    let catalog_dir = match catalog {
+        CatalogSetup::Small => Some(write_catalog(&test_catalog())),
+        CatalogSetup::Embedded => None,
+    };
+    config.catalog = catalog_dir.as_ref().map(|d| d.path().to_owned());
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let app = Application::build_with_listener(config, listener)
+        .await
+        .expect("the server failed to build");
+    let address = format!("http://127.0.0.1:{}", app.port());
+    let db = app.state().db.clone();
+    // Runs until the test's runtime ends; no signal handling in tests.
+    tokio::spawn(app.run_until(std::future::pending()));
+
+    TestApp {
+        address,
+        client: reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap(),
+        db,
+        catalog_dir: catalog_dir.as_ref().map(|d| d.path().to_owned()),
+        _catalog_dir: catalog_dir,
+        _data_dir: data_dir,
+        _pg: pg,
+    }
+}
+
+/// Writes catalog files to a new temp directory.
+pub fn write_catalog(files: &[(&str, String)]) -> TempDir {
+    let dir = TempDir::new().unwrap();
+    for (name, contents) in files {
+        std::fs::write(dir.path().join(name), contents).unwrap();
+    }
+    dir
+}
+
+/// Logs to the test output when `TEST_LOG` is set (`TEST_LOG=1 cargo test -p mirante-tests`).
+fn init_logging() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        if std::env::var_os("TEST_LOG").is_some() {
+            mirante::telemetry::init(mirante::config::LogFormat::Text);
+        }
+    });
+}
+
+/// A PostgreSQL database made for one test, dropped (best effort) when the test ends.
+pub struct PgTestDatabase {
+    admin_url: String,
+    name: String,
+    /// URL of the test database.
+    pub url: String,
+}
+
+impl PgTestDatabase {
+    /// Creates `mirante_test_<random>` on the server at `MIRANTE_TEST_PG_URL`
+    /// (default `postgres://postgres@127.0.0.1:5432/postgres`).
+    pub async fn create() -> Self {
+        let admin_url = std::env::var("MIRANTE_TEST_PG_URL")
+            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_owned());
+        let name = format!("mirante_test_{}", uuid::Uuid::new_v4().simple());
+        let mut admin = admin_connection(&admin_url).await;
+        // language=postgresql
+        sqlx::query(&format!(r#"create database "{name}""#))
+            .execute(&mut admin)
+            .await
+            .expect("cannot create the test database");
+        let mut url = Url::parse(&admin_url).expect("MIRANTE_TEST_PG_URL is not a URL");
+        url.set_path(&name);
+        PgTestDatabase {
+            admin_url,
+            name,
+            url: url.to_string(),
+        }
+    }
+}
+
+async fn admin_connection(admin_url: &str) -> sqlx::PgConnection {
+    use sqlx::Connection;
+    sqlx::PgConnection::connect(admin_url)
+        .await
+        .unwrap_or_else(|e| {
+            panic!("cannot reach PostgreSQL at MIRANTE_TEST_PG_URL ({admin_url}): {e}")
+        })
+}
+
+impl Drop for PgTestDatabase {
+    fn drop(&mut self) {
+        let admin_url = self.admin_url.clone();
+        let name = self.name.clone();
+        // Drop runs inside the test's runtime, which cannot block on its own futures: use a
+        // thread with a runtime of its own. `with (force)` ends the server's connections.
+        let dropped = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .ok()?;
+            runtime.block_on(async move {
+                use sqlx::Connection;
+                let mut admin = sqlx::PgConnection::connect(&admin_url).await.ok()?;
+                // language=postgresql
+                sqlx::query(&format!(r#"drop database if exists "{name}" with (force)"#))
+                    .execute(&mut admin)
+                    .await
+                    .ok()
+            })
+        })
+        .join();
+        if !matches!(dropped, Ok(Some(_))) {
+            eprintln!("warning: could not drop test database {}", self.name);
+        }
+    }
+}
+
+/// The small catalog most tests run on: two sites, a layer with a sub-layer, a capability,
+/// six items covering every state and some qualifiers, one decision, one task.
+pub fn test_catalog() -> Vec<(&'static str, String)> {
+    vec![
+        ("platform.yaml", PLATFORM.to_owned()),
+        ("layers.yaml", LAYERS.to_owned()),
+        ("items.yaml", ITEMS.to_owned()),
+    ]
+}
+
+/// Ids of the test catalog's items, in catalog order.
+pub const ITEM_IDS: [&str; 6] = [
+    "hypervisor-north",
+    "hypervisor-south",
+    "storage-replication",
+    "gpu-workspace",
+    "vault",
+    "tape-backup",
+];
+
+const PLATFORM: &str = r#"platform:
+  name: Test platform
+  description: A small catalog for the API tests.
+sites:
+  - id: north
+    name: North
+    location: Up there
+    host_groups:
+      - id: north-pve
+        name: North hypervisors
+        pattern: pve-n-*
+        count: 2
+  - id: south
+    name: South
+hosts:
+  - id: pve-n-01
+    site: north
+    group: north-pve
+    tier: "1"
+    roles: [hypervisor]
+  - id: gpu-s-01
+    site: south
+    roles: [gpu]
+    gpus:
+      - model: NVIDIA RTX A5000
+        count: 1
+"#;
+
+const LAYERS: &str = r#"layers:
+  - id: l0
+    kind: layer
+    number: "0"
+    name: Hardware and virtualisation
+    role: Runs every virtual machine.
+  - id: l8
+    kind: layer
+    number: "8"
+    name: Workloads
+  - id: l8a
+    kind: layer
+    number: 8a
+    name: Research workloads
+    parent: l8
+  - id: secrets
+    kind: capability
+    name: Secrets
+"#;
+
+pub const ITEMS: &str = r#"items:
+  - id: hypervisor-north
+    name: Hypervisor cluster North
+    kind: component
+    layer: l0
+    sites: [north]
+    hosts: [pve-n-01]
+    state: validated
+    notes: Two hosts in production.
+    evidence:
+      - kind: reference
+        text: In production since spring.
+    decisions: [hypervisor-choice]
+  - id: hypervisor-south
+    name: Hypervisor cluster South
+    kind: component
+    layer: l0
+    sites: [south]
+    state: declared
+    qualifier: partial
+    iac:
+      path: pulumi/south/cluster.ts
+  - id: storage-replication
+    name: Storage replication between sites
+    kind: component
+    layer: l0
+    sites: [north, south]
+    state: desired
+    depends_on: [hypervisor-north, hypervisor-south]
+  - id: gpu-workspace
+    name: GPU workspaces
+    kind: workload
+    layer: l8a
+    sites: [south]
+    hosts: [gpu-s-01]
+    state: desired
+    qualifier: in_progress
+    depends_on: [storage-replication]
+    tags: [gpu, research]
+  - id: vault
+    name: Secret store
+    kind: capability
+    layer: secrets
+    state: validated
+    evidence:
+      - kind: attestation
+        by: ana
+        date: "2026-10-01"
+        what: Read a secret from a pod.
+  - id: tape-backup
+    name: Tape backup
+    kind: component
+    layer: l0
+    sites: [north]
+    state: desired
+    qualifier: rejected
+    reason: No tape library on either site.
+decisions:
+  - id: hypervisor-choice
+    topic: Hypervisor
+    decision: Proxmox on every site
+    rejected: VMware
+    reason: Licence cost.
+    layers: [l0]
+    items: [hypervisor-south]
+tasks:
+  - id: replicate-storage
+    title: Set up replication between the two sites
+    layer: l0
+    items: [storage-replication]
+    priority: critical
+    after: [hypervisor-south]
+"#;
+
+/// The ids of the items in a list response, in order.
+pub fn ids(body: &Value) -> Vec<&str> {
+    body["items"]
+        .as_array()
+        .expect("no items array")
+        .iter()
+        .map(|i| i["id"].as_str().unwrap())
+        .collect()
+}

@@ -1,0 +1,68 @@
+//! `GET /api/v1/openapi.json`.
+
+use serde_json::Value;
+
+use crate::helpers::*;
+
+on_both_databases! {
+    async fn the_openapi_document_parses_and_lists_every_route(backend: Backend) {
+        let app = spawn_app(backend).await;
+
+        let doc = app.get_json("/api/v1/openapi.json", 200).await;
+
+        assert!(doc["openapi"].as_str().unwrap().starts_with("3."));
+        let paths = doc["paths"].as_object().unwrap();
+        for (path, method) in [
+            ("/healthz", "get"),
+            ("/readyz", "get"),
+            ("/api/v1/items", "get"),
+            ("/api/v1/items/{id}", "get"),
+            ("/api/v1/sites", "get"),
+            ("/api/v1/layers", "get"),
+            ("/api/v1/decisions", "get"),
+            ("/api/v1/tasks", "get"),
+            ("/api/v1/overview", "get"),
+            ("/api/v1/catalog", "get"),
+            ("/api/v1/catalog/reload", "post"),
+            ("/api/v1/openapi.json", "get"),
+        ] {
+            assert!(paths.get(path).and_then(|p| p.get(method)).is_some(), "{method} {path} missing");
+        }
+    }
+
+    async fn every_route_in_the_document_is_served(backend: Backend) {
+        let app = spawn_app(backend).await;
+        let doc = app.get_json("/api/v1/openapi.json", 200).await;
+
+        for (path, ops) in doc["paths"].as_object().unwrap() {
+            if ops.get("get").is_none() {
+                continue;
+            }
+            let concrete = path.replace("{id}", "vault");
+            let status = app.get(&concrete).await.status().as_u16();
+            assert_eq!(status, 200, "GET {concrete}");
+        }
+    }
+
+    async fn served_items_have_exactly_the_properties_the_document_gives_them(backend: Backend) {
+        let app = spawn_app(backend).await;
+        let doc = app.get_json("/api/v1/openapi.json", 200).await;
+        let items = app.get_json("/api/v1/items", 200).await;
+
+        let schema = &doc["components"]["schemas"]["Item"]["properties"];
+        let mut documented: Vec<&String> = schema.as_object().unwrap().keys().collect();
+        documented.sort();
+        for item in items["items"].as_array().unwrap() {
+            let mut served: Vec<&String> = item.as_object().unwrap().keys().collect();
+            served.sort();
+            assert_eq!(served, documented, "item {}", item["id"]);
+        }
+        let query: Vec<&str> = doc["paths"]["/api/v1/items"]["get"]["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p: &Value| p["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(query, ["site", "layer", "state", "qualifier", "q", "limit", "offset"]);
+    }
+}
