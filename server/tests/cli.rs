@@ -240,3 +240,92 @@ fn serve_refuses_to_start_with_a_broken_catalog_and_prints_where() {
     // The database was created under ./data before the catalog was read.
     assert!(cwd.path().join("data/mirante.db").exists());
 }
+
+/// A `GET` over a plain socket: enough for a JSON body, and no HTTP client dependency.
+fn http_get_json(port: u16, path: &str) -> serde_json::Value {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let (head, body) = response.split_once("\r\n\r\n").expect("no HTTP body");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body}"))
+}
+
+fn signal(pid: u32, name: &str) {
+    let status = Command::new("kill")
+        .args([&format!("-{name}"), &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill -{name} failed");
+}
+
+#[test]
+fn serve_reloads_the_catalog_on_sighup_and_stops_cleanly_on_sigterm() {
+    use std::io::{BufRead, BufReader};
+    use std::time::{Duration, Instant};
+
+    let cwd = TempDir::new().unwrap();
+    let catalog = catalog_dir(&[("catalog.yaml", VALID)]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mirante"))
+        .arg("serve")
+        .current_dir(cwd.path())
+        .env_clear()
+        .env("MIRANTE_BIND", "127.0.0.1:0")
+        .env("MIRANTE_CATALOG", catalog.path())
+        .env("MIRANTE_CATALOG_REFRESH_SECS", "0")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    // The port comes from the "listening" log line, the server having bound port 0.
+    let port: u16 = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find_map(|l| {
+            let addr = l.split("http.addr=").nth(1)?;
+            addr.split_whitespace()
+                .next()?
+                .rsplit(':')
+                .next()?
+                .parse()
+                .ok()
+        })
+        .expect("the server never said where it listens");
+    // Keep draining the log so the server never blocks on a full pipe.
+    let drain = std::thread::spawn(move || lines.map_while(Result::ok).collect::<Vec<_>>());
+    let before = http_get_json(port, "/api/v1/catalog")["hash"].clone();
+
+    std::fs::write(
+        catalog.path().join("catalog.yaml"),
+        VALID.replace("name: Hypervisor", "name: Hypervisor cluster"),
+    )
+    .unwrap();
+    signal(child.id(), "HUP");
+
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let now = http_get_json(port, "/api/v1/catalog")["hash"].clone();
+        if now != before {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "SIGHUP did not reload the catalog"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let item = http_get_json(port, "/api/v1/items/hypervisor");
+    assert_eq!(item["item"]["name"], "Hypervisor cluster");
+
+    signal(child.id(), "TERM");
+    let status = child.wait().unwrap();
+    let log = drain.join().unwrap().join("\n");
+    assert!(status.success(), "exit {status:?}\n{log}");
+    assert!(log.contains("SIGTERM received"), "{log}");
+}
