@@ -475,3 +475,89 @@ pub fn summary(snapshot: &Snapshot) -> String {
         snapshot.hash.get(..8).unwrap_or(&snapshot.hash),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_embedded_demo_catalog_hashes_the_same_as_the_directory_it_was_built_from() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../catalog");
+
+        let embedded = CatalogSource::Embedded
+            .load()
+            .expect("embedded catalog invalid");
+        let on_disk = CatalogSource::dir(&dir).load().expect("catalog/ invalid");
+
+        assert_eq!(embedded.hash, on_disk.hash);
+        assert_eq!(embedded.files, on_disk.files);
+    }
+
+    #[test]
+    fn a_timer_reload_is_attributed_to_the_system_and_an_api_reload_to_the_caller() {
+        let api = ReloadTrigger::Api {
+            peer: "127.0.0.1".parse().unwrap(),
+        };
+
+        assert_eq!(ReloadTrigger::Timer.actor(), "system");
+        assert_eq!(api.actor(), "local:127.0.0.1");
+        assert!(api.is_deliberate());
+        assert!(!ReloadTrigger::Timer.is_deliberate());
+    }
+
+    const CATALOG: &str = "layers:\n  - id: l0\n    kind: layer\n    name: Base\nitems:\n  - id: a\n    name: A\n    kind: component\n    layer: l0\n    state: desired\n";
+
+    async fn store_on(dir: &Path) -> CatalogStore {
+        let db = Db::connect(&secrecy::SecretString::from("sqlite::memory:"), 1)
+            .await
+            .unwrap();
+        db.migrate().await.unwrap();
+        CatalogStore::open(CatalogSource::dir(dir), db)
+            .await
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_timer_finding_the_same_problems_again_does_not_fill_the_audit_log() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("c.yaml"), CATALOG).unwrap();
+        let store = store_on(dir.path()).await;
+        let good = store.current().snapshot.hash.clone();
+        std::fs::write(
+            dir.path().join("c.yaml"),
+            CATALOG.replace("desired", "wished"),
+        )
+        .unwrap();
+
+        for _ in 0..3 {
+            let result = store.reload(ReloadTrigger::Timer).await;
+            assert!(matches!(result, Err(ReloadError::Invalid(_))));
+        }
+
+        assert_eq!(store.current().snapshot.hash, good);
+        assert_eq!(store.last_error().unwrap().diagnostics.len(), 1);
+        let audit = store.db.list_audit(10).await.unwrap();
+        let failures = audit
+            .iter()
+            .filter(|e| e.detail["outcome"] == "failed")
+            .count();
+        assert_eq!(failures, 1);
+    }
+
+    #[tokio::test]
+    async fn a_timer_finding_nothing_new_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("c.yaml"), CATALOG).unwrap();
+        let store = store_on(dir.path()).await;
+
+        let outcome = store.reload(ReloadTrigger::Timer).await.unwrap();
+
+        assert!(matches!(outcome, ReloadOutcome::Unchanged { .. }));
+        assert_eq!(
+            store.db.list_audit(10).await.unwrap().len(),
+            1,
+            "only the start-up entry"
+        );
+        assert_eq!(store.db.list_snapshots(10).await.unwrap().len(), 1);
+    }
+}

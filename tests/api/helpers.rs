@@ -264,14 +264,15 @@ pub fn test_catalog() -> Vec<(&'static str, String)> {
     ]
 }
 
-/// Ids of the test catalog's items, in catalog order.
+/// Ids of the test catalog's items in the order the API lists them: by layer (ordered layers
+/// bottom-up, then capabilities), and as written within a layer.
 pub const ITEM_IDS: [&str; 6] = [
     "hypervisor-north",
     "hypervisor-south",
     "storage-replication",
+    "tape-backup",
     "gpu-workspace",
     "vault",
-    "tape-backup",
 ];
 
 const PLATFORM: &str = r#"platform:

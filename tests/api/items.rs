@@ -3,7 +3,7 @@
 use crate::helpers::*;
 
 on_both_databases! {
-    async fn listing_items_without_filters_returns_the_whole_catalog_in_order(backend: Backend) {
+    async fn listing_items_without_filters_returns_the_whole_catalog_in_layer_order(backend: Backend) {
         let app = spawn_app(backend).await;
 
         let body = app.get_json("/api/v1/items", 200).await;

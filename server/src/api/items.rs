@@ -147,7 +147,8 @@ fn one_of<const N: usize>(values: [&str; N]) -> String {
 /// A page of items.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ItemPage<'a> {
-    /// The items of this page, in catalog order.
+    /// The items of this page, by layer (ordered layers bottom-up, then capabilities) and
+    /// as written within a layer.
     #[schema(value_type = Vec<schema::Item>)]
     pub items: Vec<&'a Item>,
     /// How many items match, over all pages.

@@ -78,7 +78,7 @@ pub async fn list_sites(
 /// Every layer and capability.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct LayerList<'a> {
-    /// Layers (0–8 and sub-layers) and cross-cutting capabilities, in catalog order.
+    /// Ordered layers (0–8 and sub-layers) bottom-up, then cross-cutting capabilities.
     #[schema(value_type = Vec<schema::Layer>)]
     pub layers: Vec<&'a Layer>,
 }
