@@ -1,9 +1,38 @@
 //! The web UI's routes (Leptos server-side rendering and server functions).
 
+use axum::{body::Body, extract::State, http::Request, response::IntoResponse, routing::post};
+use leptos::prelude::provide_context;
+use leptos_axum::{LeptosRoutes, generate_route_list, handle_server_fns_with_context};
+use mirante_frontend::{App, shell};
+
 use crate::state::AppState;
+
+/// Where the UI's server functions are mounted; matches `prefix` in `frontend/src/api.rs`.
+const SERVER_FN_PATH: &str = "/_fn/{*fn_name}";
 
 /// The web UI's routes; merged last, after the API, so its catch-all never shadows an API path.
 pub fn router(state: &AppState) -> axum::Router<AppState> {
-    let _ = state;
+    let routes = generate_route_list(App);
+    let portal = state.portal();
+    let context = move || provide_context(portal.clone());
+    let options = state.leptos.clone();
     axum::Router::new()
+        .route(
+            SERVER_FN_PATH,
+            post(server_fn_handler).get(server_fn_handler),
+        )
+        .leptos_routes_with_context(state, routes, context.clone(), move || {
+            shell(options.clone())
+        })
+        // Unknown paths render the UI's "not found" page with a 404 status.
+        .fallback(leptos_axum::file_and_error_handler_with_context::<
+            AppState,
+            _,
+        >(context, shell))
+}
+
+/// Runs a server function with the catalog in its context.
+async fn server_fn_handler(State(state): State<AppState>, req: Request<Body>) -> impl IntoResponse {
+    let portal = state.portal();
+    handle_server_fns_with_context(move || provide_context(portal.clone()), req).await
 }

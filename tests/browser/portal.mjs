@@ -31,10 +31,10 @@ export async function startPortal(extraEnv = {}) {
     const timer = setTimeout(() => reject(new Error(`portal did not start in 60 s:\n${log}`)), 60_000);
     const onData = (chunk) => {
       log += chunk.toString();
-      const m = log.match(/listening on (http:\/\/127\.0\.0\.1:\d+)/);
+      const m = log.match(/listening http\.addr=(127\.0\.0\.1:\d+)/);
       if (m) {
         clearTimeout(timer);
-        resolve(m[1]);
+        resolve(`http://${m[1]}`);
       }
     };
     child.stdout.on('data', onData);
