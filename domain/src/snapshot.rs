@@ -111,7 +111,9 @@ pub struct Overview {
 /// order of their layers, so lists read bottom-up like the architecture, whatever the file
 /// layout of the catalog.
 fn order_by_layer(catalog: &mut Catalog) {
-    catalog.layers.sort_by_key(|l| l.kind == LayerKind::Capability);
+    catalog
+        .layers
+        .sort_by_key(|l| l.kind == LayerKind::Capability);
     let rank: HashMap<&str, usize> = catalog
         .layers
         .iter()
@@ -120,7 +122,12 @@ fn order_by_layer(catalog: &mut Catalog) {
         .collect();
     let mut keyed: Vec<(usize, Item)> = std::mem::take(&mut catalog.items)
         .into_iter()
-        .map(|it| (rank.get(it.layer.as_str()).copied().unwrap_or(usize::MAX), it))
+        .map(|it| {
+            (
+                rank.get(it.layer.as_str()).copied().unwrap_or(usize::MAX),
+                it,
+            )
+        })
         .collect();
     keyed.sort_by_key(|(r, _)| *r);
     catalog.items = keyed.into_iter().map(|(_, it)| it).collect();
@@ -456,7 +463,10 @@ tasks:
         let items: Vec<&str> = s.catalog().items.iter().map(|i| i.id.as_str()).collect();
 
         assert_eq!(layers, ["l0", "l8", "l8a", "secrets"]);
-        assert_eq!(items, ["pve-franca", "pve-sp", "argocd", "jupyter", "vault"]);
+        assert_eq!(
+            items,
+            ["pve-franca", "pve-sp", "argocd", "jupyter", "vault"]
+        );
         assert_eq!(s.item("vault").map(|i| i.layer.as_str()), Some("secrets"));
     }
 

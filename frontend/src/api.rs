@@ -307,7 +307,11 @@ pub async fn get_item(id: String) -> Result<Option<ItemPage>, ServerFnError> {
             .filter_map(|d| snap.item(d))
             .map(ItemRef::from)
             .collect(),
-        dependents: snap.dependents(&id).into_iter().map(ItemRef::from).collect(),
+        dependents: snap
+            .dependents(&id)
+            .into_iter()
+            .map(ItemRef::from)
+            .collect(),
         tasks: snap.tasks_for_item(&id).into_iter().cloned().collect(),
         decisions: snap.decisions_for_item(item).into_iter().cloned().collect(),
         phase: item.phase.as_deref().and_then(|p| {

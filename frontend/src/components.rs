@@ -46,7 +46,10 @@ pub fn priority_key(p: Priority) -> &'static str {
 
 /// A coloured badge naming the state, and the qualifier when there is one.
 #[component]
-pub fn StateBadge(state: State, #[prop(default = None)] qualifier: Option<Qualifier>) -> impl IntoView {
+pub fn StateBadge(
+    state: State,
+    #[prop(default = None)] qualifier: Option<Qualifier>,
+) -> impl IntoView {
     let i18n = use_i18n();
     let class = format!("badge state-{}", state.as_str());
     view! {

@@ -247,7 +247,8 @@ mod tests {
                     for (pos, _) in text.match_indices(marker) {
                         if let Some(k) = literal(&text[pos + marker.len()..]) {
                             let looks_like_key = k.contains('-')
-                                && k.chars().all(|c| c.is_ascii_lowercase() || c == '-' || c == '_');
+                                && k.chars()
+                                    .all(|c| c.is_ascii_lowercase() || c == '-' || c == '_');
                             if looks_like_key {
                                 out.insert(k.to_string());
                             }
@@ -280,7 +281,10 @@ mod tests {
             .iter()
             .filter(|k| !en.contains(*k) || !pt.contains(*k))
             .collect();
-        assert!(missing.is_empty(), "keys used but not translated: {missing:?}");
+        assert!(
+            missing.is_empty(),
+            "keys used but not translated: {missing:?}"
+        );
     }
 
     #[test]

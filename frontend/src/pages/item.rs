@@ -8,9 +8,7 @@ use mirante_domain::State;
 
 use crate::{
     api::{ItemRef, get_item},
-    components::{
-        DecisionTable, EvidenceView, LoadError, Loading, NotFound, StateBadge, TaskList,
-    },
+    components::{DecisionTable, EvidenceView, LoadError, Loading, NotFound, StateBadge, TaskList},
     i18n::use_i18n,
 };
 
@@ -44,10 +42,7 @@ fn RefList(items: Vec<ItemRef>) -> impl IntoView {
 pub fn ItemView() -> impl IntoView {
     let i18n = use_i18n();
     let params = use_params_map();
-    let data = Resource::new(
-        move || params.get().get("id").unwrap_or_default(),
-        get_item,
-    );
+    let data = Resource::new(move || params.get().get("id").unwrap_or_default(), get_item);
     view! {
         <Suspense fallback=Loading>
             {move || Suspend::new(async move {
