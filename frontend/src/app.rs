@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 use leptos_meta::{Html, Link, Meta, MetaTags, Stylesheet, Title, provide_meta_context};
 use leptos_router::{
-    ParamSegment, StaticSegment,
+    ParamSegment, SsrMode, StaticSegment,
     components::{A, Route, Router, Routes},
 };
 
@@ -35,6 +35,9 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 }
 
 /// The application: layout, language and routes.
+///
+/// Pages render with `SsrMode::Async`: the server waits for their data (in memory, so it is
+/// quick) and sends complete HTML, which reads the same with JavaScript off.
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
@@ -53,11 +56,19 @@ pub fn App() -> impl IntoView {
             <Header/>
             <main id="main">
                 <Routes fallback=NotFound>
-                    <Route path=StaticSegment("") view=OverviewView/>
-                    <Route path=StaticSegment("catalog") view=CatalogPage/>
-                    <Route path=(StaticSegment("layers"), ParamSegment("id")) view=LayerView/>
-                    <Route path=(StaticSegment("items"), ParamSegment("id")) view=ItemView/>
-                    <Route path=StaticSegment("decisions") view=DecisionsPage/>
+                    <Route path=StaticSegment("") view=OverviewView ssr=SsrMode::Async/>
+                    <Route path=StaticSegment("catalog") view=CatalogPage ssr=SsrMode::Async/>
+                    <Route
+                        path=(StaticSegment("layers"), ParamSegment("id"))
+                        view=LayerView
+                        ssr=SsrMode::Async
+                    />
+                    <Route
+                        path=(StaticSegment("items"), ParamSegment("id"))
+                        view=ItemView
+                        ssr=SsrMode::Async
+                    />
+                    <Route path=StaticSegment("decisions") view=DecisionsPage ssr=SsrMode::Async/>
                 </Routes>
             </main>
             <footer class="footer">

@@ -13,12 +13,15 @@ const SITE_ROOT = process.env.LEPTOS_SITE_ROOT;
 export async function startPortal(extraEnv = {}) {
   if (!BIN || !SITE_ROOT) throw new Error('MIRANTE_BIN and LEPTOS_SITE_ROOT must be set (cargo xtask test does)');
   const dataDir = mkdtempSync(join(tmpdir(), 'mirante-browser-'));
+  const env = { ...process.env };
+  // The embedded SQLite database under the fresh data dir, whatever the caller's shell has.
+  delete env.DATABASE_URL;
+  delete env.MIRANTE_CATALOG;
   const child = spawn(BIN, ['serve'], {
     env: {
-      ...process.env,
+      ...env,
       MIRANTE_BIND: '127.0.0.1:0',
       MIRANTE_DATA_DIR: dataDir,
-      DATABASE_URL: '',
       LEPTOS_SITE_ROOT: SITE_ROOT,
       RUST_LOG: 'info',
       NO_COLOR: '1',
