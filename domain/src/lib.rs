@@ -4,6 +4,7 @@
 //! directories from disk with file/line/column diagnostics; the wasm bundle leaves it off.
 
 pub mod diagnostic;
+pub mod identity;
 #[cfg(feature = "load")]
 pub mod load;
 pub mod model;
@@ -14,6 +15,7 @@ pub mod synthetic;
 pub mod validate;
 
 pub use diagnostic::{Diagnostic, Diagnostics};
+pub use identity::{Role, Viewer};
 #[cfg(feature = "load")]
 pub use load::{LoadedCatalog, load_bytes, load_dir, load_files};
 pub use model::*;

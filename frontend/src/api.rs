@@ -330,3 +330,11 @@ pub async fn get_item(id: String) -> Result<Option<ItemPage>, ServerFnError> {
 pub async fn list_decisions() -> Result<Vec<Decision>, ServerFnError> {
     Ok(snapshot()?.catalog().decisions.clone())
 }
+
+/// The signed-in user of this request, if any. The server's authentication layer puts a
+/// [`Viewer`](mirante_domain::Viewer) in the request's extensions.
+#[server(prefix = "/_fn", endpoint = "viewer")]
+pub async fn get_viewer() -> Result<Option<mirante_domain::Viewer>, ServerFnError> {
+    Ok(use_context::<http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<mirante_domain::Viewer>().cloned()))
+}

@@ -7,7 +7,10 @@ use leptos_router::{
     components::{A, Route, Router, Routes},
 };
 
+use mirante_domain::Role;
+
 use crate::{
+    api::get_viewer,
     components::NotFound,
     i18n::{I18n, Lang, initial_lang},
     pages::{
@@ -93,6 +96,7 @@ fn Header() -> impl IntoView {
                 <A href="/catalog">{i18n.tr("nav-catalog")}</A>
                 <A href="/decisions">{i18n.tr("nav-decisions")}</A>
             </nav>
+            <UserMenu/>
             <div class="lang-switch" role="group" aria-label=i18n.tr("lang-label")>
                 {Lang::ALL
                     .into_iter()
@@ -112,5 +116,54 @@ fn Header() -> impl IntoView {
                     .collect_view()}
             </div>
         </header>
+    }
+}
+
+/// Who is signed in, with a sign-out button; or a sign-in link.
+#[component]
+fn UserMenu() -> impl IntoView {
+    let i18n = leptos::prelude::expect_context::<I18n>();
+    let viewer = Resource::new(|| (), |_| get_viewer());
+    view! {
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move {
+                match viewer.await {
+                    Ok(Some(v)) => {
+                        let admin = v.role == Role::Admin;
+                        view! {
+                            <div class="user-menu">
+                                {v.dev_login
+                                    .then(|| {
+                                        view! {
+                                            <span class="dev-banner" title=i18n.tr("dev-login-help")>
+                                                {i18n.tr("dev-login-banner")}
+                                            </span>
+                                        }
+                                    })}
+                                <a class="user-name" href="/profile" title=v.username.clone()>
+                                    {v.name.clone()}
+                                </a>
+                                <span class=if admin { "role role-admin" } else { "role" }>
+                                    {if admin {
+                                        i18n.tr("role-admin").into_any()
+                                    } else {
+                                        i18n.tr("role-researcher").into_any()
+                                    }}
+                                </span>
+                                <form method="post" action="/auth/logout" class="logout">
+                                    <input type="hidden" name="csrf_token" value=v.csrf_token.clone()/>
+                                    <button type="submit">{i18n.tr("sign-out")}</button>
+                                </form>
+                            </div>
+                        }
+                            .into_any()
+                    }
+                    _ => view! {
+                        <a class="sign-in" href="/auth/login" rel="external">{i18n.tr("sign-in")}</a>
+                    }
+                        .into_any(),
+                }
+            })}
+        </Suspense>
     }
 }

@@ -98,3 +98,10 @@ decision-decision = Decision
 decision-rejected = Rejected alternative
 decision-reason = Reason
 decision-adr = ADR
+
+sign-in = Sign in
+sign-out = Sign out
+role-admin = admin
+role-researcher = researcher
+dev-login-banner = development sign-in
+dev-login-help = This portal runs without an identity provider: anyone on this machine can pick a demo user.

@@ -98,3 +98,10 @@ decision-decision = Decisão
 decision-rejected = Alternativa rejeitada
 decision-reason = Motivo
 decision-adr = ADR
+
+sign-in = Entrar
+sign-out = Sair
+role-admin = admin
+role-researcher = pesquisador
+dev-login-banner = login de desenvolvimento
+dev-login-help = Este portal roda sem provedor de identidade: qualquer pessoa nesta máquina pode escolher um usuário de demonstração.
