@@ -85,6 +85,7 @@ pub fn App() -> impl IntoView {
 #[component]
 fn Header() -> impl IntoView {
     let i18n = leptos::prelude::expect_context::<I18n>();
+    let location = leptos_router::hooks::use_location();
     view! {
         <header class="topbar">
             <a class="brand" href="/">
@@ -101,16 +102,23 @@ fn Header() -> impl IntoView {
                 {Lang::ALL
                     .into_iter()
                     .map(|lang| {
+                        // A plain link without JavaScript (the server sets the cookie); after
+                        // hydration the click switches in place.
+                        let href = move || format!("{}?lang={}", location.pathname.get(), lang.tag());
                         view! {
-                            <button
-                                type="button"
+                            <a
+                                href=href
+                                rel="external"
                                 class:active=move || i18n.lang() == lang
-                                aria-pressed=move || (i18n.lang() == lang).to_string()
+                                aria-current=move || (i18n.lang() == lang).then_some("true")
                                 lang=lang.tag()
-                                on:click=move |_| i18n.set(lang)
+                                on:click=move |ev| {
+                                    ev.prevent_default();
+                                    i18n.set(lang);
+                                }
                             >
                                 {lang.label()}
-                            </button>
+                            </a>
                         }
                     })
                     .collect_view()}

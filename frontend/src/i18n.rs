@@ -126,12 +126,28 @@ impl I18n {
         {
             use wasm_bindgen::JsCast;
             if let Ok(doc) = document().dyn_into::<web_sys::HtmlDocument>() {
-                let _ = doc.set_cookie(&format!(
-                    "{LANG_COOKIE}={}; path=/; max-age=31536000; samesite=lax",
-                    lang.tag()
-                ));
+                let _ = doc.set_cookie(&lang_cookie(lang));
             }
         }
+    }
+}
+
+/// The cookie that remembers `lang`.
+pub fn lang_cookie(lang: Lang) -> String {
+    format!(
+        "{LANG_COOKIE}={}; Path=/; Max-Age=31536000; SameSite=Lax",
+        lang.tag()
+    )
+}
+
+/// Sets the language cookie on the response being rendered.
+#[cfg(feature = "ssr")]
+fn remember(lang: Lang) {
+    if let (Some(resp), Ok(value)) = (
+        use_context::<leptos_axum::ResponseOptions>(),
+        http::HeaderValue::from_str(&lang_cookie(lang)),
+    ) {
+        resp.append_header(http::header::SET_COOKIE, value);
     }
 }
 
@@ -157,6 +173,16 @@ pub fn initial_lang() -> Lang {
                 (k == LANG_COOKIE).then_some(v.to_string())
             });
             let accept = header(http::header::ACCEPT_LANGUAGE);
+            // `?lang=` is the language switch without JavaScript: it wins and is remembered.
+            let asked = parts.uri.query().and_then(|q| {
+                q.split('&')
+                    .find_map(|kv| kv.strip_prefix("lang="))
+                    .and_then(Lang::from_tag)
+            });
+            if let Some(lang) = asked {
+                remember(lang);
+                return lang;
+            }
             return negotiate(cookie.as_deref(), Some(&accept));
         }
     }

@@ -80,7 +80,7 @@ test('the language switch turns the interface to Portuguese and remembers it', a
   await page.goto(`${portal.url}/catalog`, { waitUntil: 'load' });
   await waitForHydration(page);
   assert.equal(await page.getAttribute('html', 'lang'), 'en');
-  await page.locator('.lang-switch button[lang="pt-BR"]').click();
+  await page.locator('.lang-switch a[lang="pt-BR"]').click();
   await page.waitForFunction(() => document.documentElement.lang === 'pt-BR');
   assert.match(await page.locator('nav.nav').innerText(), /Catálogo/);
 
@@ -88,7 +88,7 @@ test('the language switch turns the interface to Portuguese and remembers it', a
   assert.equal(await page.getAttribute('html', 'lang'), 'pt-BR', 'the choice survives a reload');
   assert.match(await page.locator('h1').first().innerText(), /Catálogo/);
   await page.screenshot({ path: `${SHOTS}catalog-pt.png`, fullPage: true });
-  await page.locator('.lang-switch button[lang="en"]').click();
+  await page.locator('.lang-switch a[lang="en"]').click();
   await page.close();
 });
 
@@ -110,6 +110,13 @@ test('filters work as plain links when JavaScript is off', async () => {
     assert.match(page.url(), /state=desired/, 'the search keeps the other filters');
     const names = await page.locator('table.items tbody tr').allInnerTexts();
     assert.ok(names.length > 0 && names.every((n) => /linstor|drbd/i.test(n)), names.join('\n'));
+
+    await page.locator('.lang-switch a[lang="pt-BR"]').click();
+    await page.waitForURL(/lang=pt-BR/);
+    assert.equal(await page.getAttribute('html', 'lang'), 'pt-BR');
+    assert.match(await page.locator('h1').first().innerText(), /Catálogo/);
+    await page.goto(`${portal.url}/decisions`, { waitUntil: 'load' });
+    assert.equal(await page.getAttribute('html', 'lang'), 'pt-BR', 'the language link set the cookie');
   } finally {
     await nojs.close();
   }
