@@ -71,6 +71,30 @@ pub struct OverviewPage {
     pub tasks: usize,
     /// Number of decisions.
     pub decisions: usize,
+    /// Design principles.
+    pub principles: Vec<mirante_domain::Principle>,
+    /// Further prose about the platform.
+    pub sections: Vec<mirante_domain::Section>,
+}
+
+/// What the sites page shows: each site with its host groups and hosts, and what runs there.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SitesPage {
+    /// Sites in catalog order.
+    pub sites: Vec<SiteView>,
+}
+
+/// One site on the sites page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SiteView {
+    /// The site with its host groups.
+    pub site: mirante_domain::Site,
+    /// Hosts named in the catalog.
+    pub hosts: Vec<mirante_domain::Host>,
+    /// Items that offer GPUs at the site.
+    pub gpu_items: Vec<ItemRef>,
+    /// Counts of the site's items per state.
+    pub counts: mirante_domain::StateCounts,
 }
 
 /// What the catalog list shows.
@@ -120,6 +144,8 @@ pub struct LayerPage {
     pub items: Vec<ItemRow>,
     /// Pending tasks.
     pub tasks: Vec<Task>,
+    /// Names of what the tasks wait for (`after`): id and title.
+    pub after_names: Vec<(String, String)>,
     /// Related decisions.
     pub decisions: Vec<Decision>,
     /// Site id → name, for labels.
@@ -141,6 +167,8 @@ pub struct ItemPage {
     pub dependents: Vec<ItemRef>,
     /// Pending tasks that name it.
     pub tasks: Vec<Task>,
+    /// Names of what the tasks wait for (`after`): id and title.
+    pub after_names: Vec<(String, String)>,
     /// Decisions that shape it.
     pub decisions: Vec<Decision>,
     /// Phase name, when it has one.
@@ -210,6 +238,28 @@ fn row(snap: &mirante_domain::Snapshot, i: &Item) -> ItemRow {
     }
 }
 
+/// Titles of the tasks or items that `tasks` wait for.
+#[cfg(feature = "ssr")]
+fn after_names(snap: &mirante_domain::Snapshot, tasks: &[Task]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for id in tasks.iter().flat_map(|t| t.after.iter()) {
+        if out.iter().any(|(known, _)| known == id) {
+            continue;
+        }
+        let title = snap
+            .catalog()
+            .tasks
+            .iter()
+            .find(|t| &t.id == id)
+            .map(|t| t.title.clone())
+            .or_else(|| snap.item(id).map(|i| i.name.clone()));
+        if let Some(title) = title {
+            out.push((id.clone(), title));
+        }
+    }
+    out
+}
+
 #[cfg(feature = "ssr")]
 fn site_names(snap: &mirante_domain::Snapshot) -> Vec<(String, String)> {
     snap.catalog()
@@ -230,6 +280,8 @@ pub async fn get_overview() -> Result<OverviewPage, ServerFnError> {
         overview: snap.overview(),
         tasks: c.tasks.len(),
         decisions: c.decisions.len(),
+        principles: c.platform.principles.clone(),
+        sections: c.platform.sections.clone(),
     })
 }
 
@@ -265,6 +317,7 @@ pub async fn get_layer(id: String) -> Result<Option<LayerPage>, ServerFnError> {
         layer: Some(id.clone()),
         ..ItemFilter::default()
     };
+    let tasks: Vec<Task> = snap.tasks_for_layer(&id).into_iter().cloned().collect();
     Ok(Some(LayerPage {
         layer: layer.clone(),
         parent: layer
@@ -274,7 +327,8 @@ pub async fn get_layer(id: String) -> Result<Option<LayerPage>, ServerFnError> {
             .map(LayerRef::from),
         children: snap.children(&id).into_iter().map(LayerRef::from).collect(),
         items: snap.filter_items(&filter).map(|i| row(&snap, i)).collect(),
-        tasks: snap.tasks_for_layer(&id).into_iter().cloned().collect(),
+        after_names: after_names(&snap, &tasks),
+        tasks,
         decisions: snap.decisions_for_layer(&id).into_iter().cloned().collect(),
         sites: site_names(&snap),
     }))
@@ -291,6 +345,7 @@ pub async fn get_item(id: String) -> Result<Option<ItemPage>, ServerFnError> {
         .layer(&item.layer)
         .map(LayerRef::from)
         .ok_or_else(|| ServerFnError::new("item layer missing"))?;
+    let tasks: Vec<Task> = snap.tasks_for_item(&id).into_iter().cloned().collect();
     Ok(Some(ItemPage {
         layer,
         sites: item
@@ -312,7 +367,8 @@ pub async fn get_item(id: String) -> Result<Option<ItemPage>, ServerFnError> {
             .into_iter()
             .map(ItemRef::from)
             .collect(),
-        tasks: snap.tasks_for_item(&id).into_iter().cloned().collect(),
+        after_names: after_names(&snap, &tasks),
+        tasks,
         decisions: snap.decisions_for_item(item).into_iter().cloned().collect(),
         phase: item.phase.as_deref().and_then(|p| {
             snap.catalog()
@@ -337,4 +393,40 @@ pub async fn list_decisions() -> Result<Vec<Decision>, ServerFnError> {
 pub async fn get_viewer() -> Result<Option<mirante_domain::Viewer>, ServerFnError> {
     Ok(use_context::<http::request::Parts>()
         .and_then(|parts| parts.extensions.get::<mirante_domain::Viewer>().cloned()))
+}
+
+/// Sites with their hosts and GPU capacity.
+#[server(prefix = "/_fn", endpoint = "sites")]
+pub async fn list_sites() -> Result<SitesPage, ServerFnError> {
+    let snap = snapshot()?;
+    let c = snap.catalog();
+    let sites = c
+        .sites
+        .iter()
+        .map(|site| {
+            let at_site = |i: &&Item| i.sites.iter().any(|s| s == &site.id);
+            let mut counts = mirante_domain::StateCounts::default();
+            for i in c.items.iter().filter(at_site) {
+                counts.add(i.state);
+            }
+            SiteView {
+                site: site.clone(),
+                hosts: c
+                    .hosts
+                    .iter()
+                    .filter(|h| h.site == site.id)
+                    .cloned()
+                    .collect(),
+                gpu_items: c
+                    .items
+                    .iter()
+                    .filter(at_site)
+                    .filter(|i| !i.gpus.is_empty())
+                    .map(ItemRef::from)
+                    .collect(),
+                counts,
+            }
+        })
+        .collect();
+    Ok(SitesPage { sites })
 }

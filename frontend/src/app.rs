@@ -15,7 +15,7 @@ use crate::{
     i18n::{I18n, Lang, initial_lang},
     pages::{
         catalog::CatalogPage, decisions::DecisionsPage, item::ItemView, layer::LayerView,
-        overview::OverviewView,
+        overview::OverviewView, sites::SitesPage,
     },
 };
 
@@ -72,6 +72,7 @@ pub fn App() -> impl IntoView {
                         ssr=SsrMode::Async
                     />
                     <Route path=StaticSegment("decisions") view=DecisionsPage ssr=SsrMode::Async/>
+                    <Route path=StaticSegment("sites") view=SitesPage ssr=SsrMode::Async/>
                 </Routes>
             </main>
             <footer class="footer">
@@ -95,6 +96,7 @@ fn Header() -> impl IntoView {
             <nav class="nav" aria-label=i18n.tr("nav-label")>
                 <A href="/" exact=true>{i18n.tr("nav-overview")}</A>
                 <A href="/catalog">{i18n.tr("nav-catalog")}</A>
+                <A href="/sites">{i18n.tr("nav-sites")}</A>
                 <A href="/decisions">{i18n.tr("nav-decisions")}</A>
             </nav>
             <UserMenu/>

@@ -100,7 +100,12 @@ pub fn Legend() -> impl IntoView {
 
 /// A list of pending tasks with priority and kind.
 #[component]
-pub fn TaskList(tasks: Vec<mirante_domain::Task>) -> impl IntoView {
+pub fn TaskList(
+    tasks: Vec<mirante_domain::Task>,
+    /// Titles of what tasks wait for, by id; ids without a title are shown as they are.
+    #[prop(default = Vec::new())]
+    after_names: Vec<(String, String)>,
+) -> impl IntoView {
     let i18n = use_i18n();
     if tasks.is_empty() {
         return view! { <p class="muted">{i18n.tr("none")}</p> }.into_any();
@@ -111,7 +116,17 @@ pub fn TaskList(tasks: Vec<mirante_domain::Task>) -> impl IntoView {
                 .into_iter()
                 .map(|task| {
                     let decision = task.kind == TaskKind::Decision;
-                    let after = task.after.clone();
+                    let after: Vec<String> = task
+                        .after
+                        .iter()
+                        .map(|id| {
+                            after_names
+                                .iter()
+                                .find(|(k, _)| k == id)
+                                .map(|(_, title)| title.clone())
+                                .unwrap_or_else(|| id.clone())
+                        })
+                        .collect();
                     view! {
                         <li id=format!("task-{}", task.id)>
                             <PriorityBadge priority=task.priority/>
@@ -129,7 +144,7 @@ pub fn TaskList(tasks: Vec<mirante_domain::Task>) -> impl IntoView {
                                     view! {
                                         <span class="after">
                                             {i18n.tr("task-after")} " "
-                                            {after.join(", ")}
+                                            {after.join(" · ")}
                                         </span>
                                     }
                                 })}

@@ -105,3 +105,17 @@ role-admin = admin
 role-researcher = researcher
 dev-login-banner = development sign-in
 dev-login-help = This portal runs without an identity provider: anyone on this machine can pick a demo user.
+
+nav-sites = Sites
+sites-title = Sites
+sites-host-groups = Proxmox host groups
+sites-hosts-count = { $count ->
+    [one] 1 host
+   *[other] { $count } hosts
+}
+sites-named-hosts = Hosts named in the catalog
+sites-host = Host
+sites-tier = Tier
+sites-roles = Roles
+sites-gpu-clusters = GPU clusters
+principles-title = Principles

@@ -105,3 +105,17 @@ role-admin = admin
 role-researcher = pesquisador
 dev-login-banner = login de desenvolvimento
 dev-login-help = Este portal roda sem provedor de identidade: qualquer pessoa nesta máquina pode escolher um usuário de demonstração.
+
+nav-sites = Sites
+sites-title = Sites
+sites-host-groups = Grupos de hosts Proxmox
+sites-hosts-count = { $count ->
+    [one] 1 host
+   *[other] { $count } hosts
+}
+sites-named-hosts = Hosts citados no catálogo
+sites-host = Host
+sites-tier = Tier
+sites-roles = Papéis
+sites-gpu-clusters = Clusters GPU
+principles-title = Princípios

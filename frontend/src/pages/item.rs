@@ -143,7 +143,7 @@ pub fn ItemView() -> impl IntoView {
                                     <h2>{i18n.tr("item-dependents")}</h2>
                                     <RefList items=page.dependents/>
                                     <h2>{i18n.tr("tasks-pending")}</h2>
-                                    <TaskList tasks=page.tasks/>
+                                    <TaskList tasks=page.tasks after_names=page.after_names/>
                                 </div>
                                 <aside class="card facts">
                                     <dl>

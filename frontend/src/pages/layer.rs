@@ -138,7 +138,7 @@ pub fn LayerView() -> impl IntoView {
                             <h2>{i18n.tr("layer-items")}</h2>
                             <ItemTable items=page.items/>
                             <h2>{i18n.tr("tasks-pending")}</h2>
-                            <TaskList tasks=page.tasks/>
+                            <TaskList tasks=page.tasks after_names=page.after_names/>
                             <h2>{i18n.tr("nav-decisions")}</h2>
                             <DecisionTable decisions=page.decisions/>
                         }

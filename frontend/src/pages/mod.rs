@@ -5,3 +5,4 @@ pub mod decisions;
 pub mod item;
 pub mod layer;
 pub mod overview;
+pub mod sites;

@@ -156,6 +156,46 @@ pub fn OverviewView() -> impl IntoView {
                                 </div>
                                 <p class="muted small">{i18n.tr("matrix-note")}</p>
                             </section>
+                            {(!page.principles.is_empty())
+                                .then(|| {
+                                    view! {
+                                        <section class="principles">
+                                            <h2>{i18n.tr("principles-title")}</h2>
+                                            <div class="principle-grid">
+                                                {page
+                                                    .principles
+                                                    .iter()
+                                                    .map(|p| {
+                                                        view! {
+                                                            <div class="principle card">
+                                                                <h3>{p.title.clone()}</h3>
+                                                                <p>{p.text.clone()}</p>
+                                                            </div>
+                                                        }
+                                                    })
+                                                    .collect_view()}
+                                            </div>
+                                        </section>
+                                    }
+                                })}
+                            {page
+                                .sections
+                                .iter()
+                                .map(|sec| {
+                                    view! {
+                                        <section class="platform-section">
+                                            <h2>{sec.title.clone()}</h2>
+                                            <ul class="section-list">
+                                                {sec
+                                                    .entries
+                                                    .iter()
+                                                    .map(|e| view! { <li>{e.clone()}</li> })
+                                                    .collect_view()}
+                                            </ul>
+                                        </section>
+                                    }
+                                })
+                                .collect_view()}
                         }
                             .into_any()
                     }
