@@ -4,6 +4,15 @@ import { launchBrowser, watchErrors } from './portal.mjs';
 const [base, out, ...paths] = process.argv.slice(2);
 const browser = await launchBrowser();
 try {
+  // Sign in through the development sign-in when the portal asks for it.
+  const login = await browser.context.newPage();
+  await login.goto(base + '/', { waitUntil: 'load' });
+  const devUser = login.locator('button', { hasText: process.env.SHOOT_AS ?? 'Admin' }).first();
+  if (await devUser.count()) {
+    await devUser.click();
+    await login.waitForLoadState('load');
+  }
+  await login.close();
   for (const path of paths) {
     const page = await browser.context.newPage();
     const errors = watchErrors(page);
