@@ -116,7 +116,10 @@ fn cargo() -> String {
 /// Chromium and the browser tests' npm packages.
 fn setup(for_tests: bool) -> Result<()> {
     let installed = output("rustup", &["target", "list", "--installed"]).unwrap_or_default();
-    if !installed.lines().any(|l| l.trim() == "wasm32-unknown-unknown") {
+    if !installed
+        .lines()
+        .any(|l| l.trim() == "wasm32-unknown-unknown")
+    {
         sh("rustup", ["target", "add", "wasm32-unknown-unknown"])?;
     }
 
