@@ -11,6 +11,14 @@
 //! | `catalog_refresh_secs`  | `MIRANTE_CATALOG_REFRESH_SECS` | `300` (`0` turns the timer off)      |
 //! | `request_timeout_secs`  | `MIRANTE_REQUEST_TIMEOUT_SECS` | `30`                                 |
 //! | `log_format`            | `MIRANTE_LOG_FORMAT`           | `text` (or `json`)                   |
+//! | `oidc_issuer`           | `MIRANTE_OIDC_ISSUER`          | unset: the development sign-in       |
+//! | `oidc_client_id`        | `MIRANTE_OIDC_CLIENT_ID`       | required with an issuer              |
+//! | `oidc_client_secret`    | `MIRANTE_OIDC_CLIENT_SECRET`   | required with an issuer (secret)     |
+//! | `admin_groups`          | `MIRANTE_ADMIN_GROUPS`         | `portal-admins` (comma-separated)    |
+//! | `session_key`           | `MIRANTE_SESSION_KEY`          | generated in `data_dir` with SQLite; required with PostgreSQL (secret) |
+//! | `session_idle_secs`     | `MIRANTE_SESSION_IDLE_SECS`    | `28800` (8 h)                        |
+//! | `session_max_secs`      | `MIRANTE_SESSION_MAX_SECS`     | `604800` (7 days)                    |
+//! | `public_catalog`        | `MIRANTE_PUBLIC_CATALOG`       | `false`                              |
 //!
 //! The file is read from `MIRANTE_CONFIG` when set (and must then exist), otherwise from
 //! `./mirante.toml` when present. Relative paths are relative to the working directory.
@@ -46,6 +54,14 @@ const ENV_KEYS: &[&str] = &[
     "catalog_refresh_secs",
     "request_timeout_secs",
     "log_format",
+    "oidc_issuer",
+    "oidc_client_id",
+    "oidc_client_secret",
+    "admin_groups",
+    "session_key",
+    "session_idle_secs",
+    "session_max_secs",
+    "public_catalog",
 ];
 
 /// How log lines are written.
@@ -91,6 +107,43 @@ pub struct Config {
     /// How log lines are written.
     #[serde(default)]
     pub log_format: LogFormat,
+    /// The OpenID issuer (Authentik: `https://<host>/application/o/<slug>/`); the development
+    /// sign-in when unset.
+    #[serde(default)]
+    pub oidc_issuer: Option<String>,
+    /// The OpenID client id.
+    #[serde(default)]
+    pub oidc_client_id: Option<String>,
+    /// The OpenID client secret (also the HS256 key when the provider has no signing key).
+    #[serde(default)]
+    pub oidc_client_secret: Option<SecretString>,
+    /// Provider groups whose members are admins, comma-separated.
+    #[serde(default = "default_admin_groups")]
+    pub admin_groups: String,
+    /// Key that signs the session cookie (at least 32 characters).
+    #[serde(default)]
+    pub session_key: Option<SecretString>,
+    /// Seconds without a request after which a session ends.
+    #[serde(default = "default_session_idle_secs")]
+    pub session_idle_secs: u64,
+    /// Seconds after sign-in after which a session ends whatever its use.
+    #[serde(default = "default_session_max_secs")]
+    pub session_max_secs: u64,
+    /// Whether the read-only catalog (pages and API) is readable without signing in.
+    #[serde(default)]
+    pub public_catalog: bool,
+}
+
+fn default_admin_groups() -> String {
+    "portal-admins".to_owned()
+}
+
+fn default_session_idle_secs() -> u64 {
+    8 * 3600
+}
+
+fn default_session_max_secs() -> u64 {
+    7 * 24 * 3600
 }
 
 fn default_bind() -> SocketAddr {
@@ -125,6 +178,14 @@ impl Default for Config {
             catalog_refresh_secs: default_catalog_refresh_secs(),
             request_timeout_secs: default_request_timeout_secs(),
             log_format: LogFormat::default(),
+            oidc_issuer: None,
+            oidc_client_id: None,
+            oidc_client_secret: None,
+            admin_groups: default_admin_groups(),
+            session_key: None,
+            session_idle_secs: default_session_idle_secs(),
+            session_max_secs: default_session_max_secs(),
+            public_catalog: false,
         }
     }
 }
@@ -141,6 +202,9 @@ pub enum ConfigError {
     /// The database URL cannot be parsed.
     #[error("invalid database_url: {0}")]
     DatabaseUrl(String),
+    /// Sign-in settings are incomplete or unsafe.
+    #[error("invalid sign-in configuration: {0}")]
+    Auth(String),
 }
 
 impl Config {
@@ -177,6 +241,61 @@ impl Config {
         // Fail at start, not at first connection, on a URL we cannot even parse.
         config.backend()?;
         Ok(config)
+    }
+
+    /// Sign-in settings that cannot work: an issuer without client credentials, a short
+    /// session key, the development sign-in on a non-loopback address. Checked when the server
+    /// starts (not by `mirante config`, which shows the settings whatever they are).
+    pub fn check_auth(&self) -> Result<(), ConfigError> {
+        if self.oidc_issuer.is_some() {
+            if self.oidc_client_id.as_deref().unwrap_or("").is_empty() {
+                return Err(ConfigError::Auth(
+                    "MIRANTE_OIDC_ISSUER is set but MIRANTE_OIDC_CLIENT_ID is not".to_owned(),
+                ));
+            }
+            if self
+                .oidc_client_secret
+                .as_ref()
+                .is_none_or(|s| s.expose_secret().is_empty())
+            {
+                return Err(ConfigError::Auth(
+                    "MIRANTE_OIDC_ISSUER is set but MIRANTE_OIDC_CLIENT_SECRET is not".to_owned(),
+                ));
+            }
+        } else if !self.bind.ip().to_canonical().is_loopback() {
+            return Err(ConfigError::Auth(format!(
+                "the development sign-in (MIRANTE_OIDC_ISSUER unset) is only allowed on a loopback address, not {}; set MIRANTE_OIDC_ISSUER or bind to 127.0.0.1",
+                self.bind
+            )));
+        }
+        if let Some(key) = &self.session_key
+            && key.expose_secret().len() < 32
+        {
+            return Err(ConfigError::Auth(
+                "MIRANTE_SESSION_KEY must be at least 32 characters".to_owned(),
+            ));
+        }
+        if self.session_key.is_none() && self.backend()? == crate::db::Backend::Postgres {
+            return Err(ConfigError::Auth(
+                "MIRANTE_SESSION_KEY is required with PostgreSQL (it is generated and kept in the data directory only for SQLite)".to_owned(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The development sign-in is on (no OpenID issuer configured).
+    pub fn dev_login(&self) -> bool {
+        self.oidc_issuer.is_none()
+    }
+
+    /// The admin groups, trimmed, empty entries dropped.
+    pub fn admin_group_list(&self) -> Vec<String> {
+        self.admin_groups
+            .split(',')
+            .map(str::trim)
+            .filter(|g| !g.is_empty())
+            .map(str::to_owned)
+            .collect()
     }
 
     /// The address people reach the portal at.
@@ -217,9 +336,21 @@ impl Config {
             catalog_refresh_secs: self.catalog_refresh_secs,
             request_timeout_secs: self.request_timeout_secs,
             log_format: self.log_format,
+            oidc_issuer: self.oidc_issuer.as_deref(),
+            oidc_client_id: self.oidc_client_id.as_deref(),
+            admin_groups: &self.admin_groups,
+            session_idle_secs: self.session_idle_secs,
+            session_max_secs: self.session_max_secs,
+            public_catalog: self.public_catalog,
         };
         let mut out =
             toml::to_string(&printable).unwrap_or_else(|e| format!("# unprintable: {e}\n"));
+        if self.oidc_client_secret.is_some() {
+            out.push_str("# oidc_client_secret = REDACTED (set)\n");
+        }
+        if self.session_key.is_some() {
+            out.push_str("# session_key = REDACTED (set)\n");
+        }
         if self.catalog.is_none() {
             out.push_str("# catalog: the demo catalog built into the binary (set MIRANTE_CATALOG to a directory)\n");
         }
@@ -240,6 +371,14 @@ struct Printable<'a> {
     catalog_refresh_secs: u64,
     request_timeout_secs: u64,
     log_format: LogFormat,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    oidc_issuer: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    oidc_client_id: Option<&'a str>,
+    admin_groups: &'a str,
+    session_idle_secs: u64,
+    session_max_secs: u64,
+    public_catalog: bool,
 }
 
 impl fmt::Debug for Config {
@@ -257,6 +396,17 @@ impl fmt::Debug for Config {
             .field("catalog_refresh_secs", &self.catalog_refresh_secs)
             .field("request_timeout_secs", &self.request_timeout_secs)
             .field("log_format", &self.log_format)
+            .field("oidc_issuer", &self.oidc_issuer)
+            .field("oidc_client_id", &self.oidc_client_id)
+            .field(
+                "oidc_client_secret",
+                &self.oidc_client_secret.as_ref().map(|_| REDACTED),
+            )
+            .field("admin_groups", &self.admin_groups)
+            .field("session_key", &self.session_key.as_ref().map(|_| REDACTED))
+            .field("session_idle_secs", &self.session_idle_secs)
+            .field("session_max_secs", &self.session_max_secs)
+            .field("public_catalog", &self.public_catalog)
             .finish()
     }
 }
@@ -318,16 +468,29 @@ mod tests {
 
     #[test]
     fn a_password_never_appears_in_debug_or_printed_configuration() {
-        let figment = Figment::new().merge(Serialized::default(
-            "database_url",
-            "postgres://mirante:hunter2@db.internal:5432/mirante?password=hunter3",
-        ));
+        let figment = Figment::new()
+            .merge(Serialized::default(
+                "database_url",
+                "postgres://mirante:hunter2@db.internal:5432/mirante?password=hunter3",
+            ))
+            .merge(Serialized::default("session_key", "k".repeat(40)))
+            .merge(Serialized::default(
+                "oidc_issuer",
+                "https://sso.example/application/o/m/",
+            ))
+            .merge(Serialized::default("oidc_client_id", "mirante"))
+            .merge(Serialized::default(
+                "oidc_client_secret",
+                "hunter4-client-secret",
+            ));
         let config = Config::from_figment(figment).unwrap();
         let printed = config.to_redacted_toml();
         let debugged = format!("{config:?}");
         for text in [&printed, &debugged] {
             assert!(!text.contains("hunter2"), "{text}");
             assert!(!text.contains("hunter3"), "{text}");
+            assert!(!text.contains("hunter4"), "{text}");
+            assert!(!text.contains(&"k".repeat(40)), "{text}");
             assert!(text.contains("mirante:REDACTED@db.internal"), "{text}");
         }
     }
@@ -336,11 +499,22 @@ mod tests {
     fn printed_configuration_reads_back_as_the_same_configuration() {
         let figment = Figment::new()
             .merge(Serialized::default("bind", "0.0.0.0:8080"))
+            .merge(Serialized::default(
+                "oidc_issuer",
+                "https://sso.example/application/o/m/",
+            ))
+            .merge(Serialized::default("oidc_client_id", "mirante"))
+            .merge(Serialized::default("oidc_client_secret", "s3cret"))
             .merge(Serialized::default("catalog", "/srv/catalog"));
         let config = Config::from_figment(figment).unwrap();
         let again =
-            Config::from_figment(Figment::new().merge(Toml::string(&config.to_redacted_toml())))
-                .unwrap();
+            // Secrets are printed as comments; supply the secret again as a deployment would.
+            Config::from_figment(
+                Figment::new()
+                    .merge(Toml::string(&config.to_redacted_toml()))
+                    .merge(Serialized::default("oidc_client_secret", "s3cret")),
+            )
+            .unwrap();
         assert_eq!(again.bind, config.bind);
         assert_eq!(again.catalog, config.catalog);
         assert_eq!(again.public_url(), "http://0.0.0.0:8080");
@@ -351,6 +525,25 @@ mod tests {
         let figment = Figment::new().merge(Toml::string("bnid = \"127.0.0.1:1\""));
         let err = Config::from_figment(figment).unwrap_err().to_string();
         assert!(err.contains("bnid"), "{err}");
+    }
+
+    #[test]
+    fn the_development_sign_in_refuses_a_non_loopback_address() {
+        let figment = Figment::new().merge(Serialized::default("bind", "0.0.0.0:3000"));
+        let err = Config::from_figment(figment)
+            .unwrap()
+            .check_auth()
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("development sign-in"), "{err}");
+    }
+
+    #[test]
+    fn admin_groups_are_a_comma_separated_list() {
+        let figment =
+            Figment::new().merge(Serialized::default("admin_groups", " ops, portal-admins ,"));
+        let config = Config::from_figment(figment).unwrap();
+        assert_eq!(config.admin_group_list(), ["ops", "portal-admins"]);
     }
 
     #[test]

@@ -161,6 +161,94 @@ impl TryFrom<AuditRow> for AuditEntry {
     }
 }
 
+/// A user as the identity provider describes them at sign-in.
+#[derive(Debug, Clone)]
+pub struct NewUser<'a> {
+    /// The OpenID issuer, or `dev`.
+    pub issuer: &'a str,
+    /// The subject at that issuer.
+    pub subject: &'a str,
+    /// Login name.
+    pub username: &'a str,
+    /// Display name.
+    pub name: &'a str,
+    /// E-mail address.
+    pub email: Option<&'a str>,
+    /// Provider groups.
+    pub groups: &'a [String],
+    /// When they signed in.
+    pub at: DateTime<Utc>,
+}
+
+/// A stored user.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UserRecord {
+    /// Key.
+    pub app_user_id: i64,
+    /// The OpenID issuer, or `dev`.
+    pub issuer: String,
+    /// The subject at that issuer.
+    pub subject: String,
+    /// Login name.
+    pub username: String,
+    /// Display name.
+    pub name: String,
+    /// E-mail address.
+    pub email: Option<String>,
+    /// Provider groups at the last sign-in.
+    pub groups: Vec<String>,
+    /// First sign-in.
+    pub first_login_at: DateTime<Utc>,
+    /// Last sign-in.
+    pub last_login_at: DateTime<Utc>,
+}
+
+#[derive(sqlx::FromRow)]
+struct UserRow {
+    app_user_id: i64,
+    issuer: String,
+    subject: String,
+    username: String,
+    name: String,
+    email: Option<String>,
+    groups: String,
+    first_login_at: DateTime<Utc>,
+    last_login_at: DateTime<Utc>,
+}
+
+impl TryFrom<UserRow> for UserRecord {
+    type Error = DbError;
+
+    fn try_from(r: UserRow) -> Result<Self, DbError> {
+        Ok(UserRecord {
+            app_user_id: r.app_user_id,
+            issuer: r.issuer,
+            subject: r.subject,
+            username: r.username,
+            name: r.name,
+            email: r.email,
+            groups: serde_json::from_str(&r.groups)?,
+            first_login_at: r.first_login_at,
+            last_login_at: r.last_login_at,
+        })
+    }
+}
+
+/// A personal API token as its owner sees it (never the token or its hash).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
+pub struct ApiTokenRecord {
+    /// Key.
+    pub api_token_id: i64,
+    /// What the owner called it.
+    pub name: String,
+    /// When it was made.
+    pub created_at: DateTime<Utc>,
+    /// When it was last used.
+    pub last_used_at: Option<DateTime<Utc>>,
+    /// When it was revoked.
+    pub revoked_at: Option<DateTime<Utc>>,
+}
+
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/sqlite");
 static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/postgres");
 
@@ -361,6 +449,205 @@ impl Db {
             }
         };
         rows.into_iter().map(AuditEntry::try_from).collect()
+    }
+
+    /// Creates or updates the user `(issuer, subject)` at sign-in; returns its id.
+    pub async fn upsert_user(&self, u: &NewUser<'_>) -> Result<i64, DbError> {
+        let groups = serde_json::to_string(u.groups)?;
+        let id = match self {
+            Db::Sqlite(pool) => {
+                // language=sqlite
+                let sql = "insert into app_user (issuer, subject, username, name, email, groups,
+                                                 first_login_at, last_login_at)
+                           values (?, ?, ?, ?, ?, ?, ?, ?)
+                           on conflict (issuer, subject) do update set
+                               username = excluded.username, name = excluded.name,
+                               email = excluded.email, groups = excluded.groups,
+                               last_login_at = excluded.last_login_at
+                           returning app_user_id";
+                sqlx::query_scalar(sql)
+                    .bind(u.issuer)
+                    .bind(u.subject)
+                    .bind(u.username)
+                    .bind(u.name)
+                    .bind(u.email)
+                    .bind(groups)
+                    .bind(u.at)
+                    .bind(u.at)
+                    .fetch_one(pool)
+                    .await?
+            }
+            Db::Postgres(pool) => {
+                // language=postgresql
+                let sql = "insert into app_user (issuer, subject, username, name, email, groups,
+                                                 first_login_at, last_login_at)
+                           values ($1, $2, $3, $4, $5, $6::jsonb, $7, $7)
+                           on conflict (issuer, subject) do update set
+                               username = excluded.username, name = excluded.name,
+                               email = excluded.email, groups = excluded.groups,
+                               last_login_at = excluded.last_login_at
+                           returning app_user_id";
+                sqlx::query_scalar(sql)
+                    .bind(u.issuer)
+                    .bind(u.subject)
+                    .bind(u.username)
+                    .bind(u.name)
+                    .bind(u.email)
+                    .bind(groups)
+                    .bind(u.at)
+                    .fetch_one(pool)
+                    .await?
+            }
+        };
+        Ok(id)
+    }
+
+    /// A user by id.
+    pub async fn user(&self, id: i64) -> Result<Option<UserRecord>, DbError> {
+        let row: Option<UserRow> = match self {
+            Db::Sqlite(pool) => {
+                // language=sqlite
+                let sql = "select app_user_id, issuer, subject, username, name, email, groups,
+                                  first_login_at, last_login_at
+                           from app_user where app_user_id = ?";
+                sqlx::query_as(sql).bind(id).fetch_optional(pool).await?
+            }
+            Db::Postgres(pool) => {
+                // language=postgresql
+                let sql = "select app_user_id, issuer, subject, username, name, email,
+                                  groups::text as groups, first_login_at, last_login_at
+                           from app_user where app_user_id = $1";
+                sqlx::query_as(sql).bind(id).fetch_optional(pool).await?
+            }
+        };
+        row.map(UserRecord::try_from).transpose()
+    }
+
+    /// Stores a new API token's hash for a user; returns the token's id.
+    pub async fn create_api_token(
+        &self,
+        user_id: i64,
+        name: &str,
+        token_hash: &str,
+        at: DateTime<Utc>,
+    ) -> Result<i64, DbError> {
+        let id = match self {
+            Db::Sqlite(pool) => {
+                // language=sqlite
+                let sql = "insert into api_token (app_user_id, name, token_hash, created_at)
+                           values (?, ?, ?, ?) returning api_token_id";
+                sqlx::query_scalar(sql)
+                    .bind(user_id)
+                    .bind(name)
+                    .bind(token_hash)
+                    .bind(at)
+                    .fetch_one(pool)
+                    .await?
+            }
+            Db::Postgres(pool) => {
+                // language=postgresql
+                let sql = "insert into api_token (app_user_id, name, token_hash, created_at)
+                           values ($1, $2, $3, $4) returning api_token_id";
+                sqlx::query_scalar(sql)
+                    .bind(user_id)
+                    .bind(name)
+                    .bind(token_hash)
+                    .bind(at)
+                    .fetch_one(pool)
+                    .await?
+            }
+        };
+        Ok(id)
+    }
+
+    /// The owner of a token that is not revoked, by the token's hash; notes its use.
+    pub async fn use_api_token(
+        &self,
+        token_hash: &str,
+        at: DateTime<Utc>,
+    ) -> Result<Option<i64>, DbError> {
+        let owner = match self {
+            Db::Sqlite(pool) => {
+                // language=sqlite
+                let sql = "update api_token set last_used_at = ?
+                           where token_hash = ? and revoked_at is null
+                           returning app_user_id";
+                sqlx::query_scalar(sql)
+                    .bind(at)
+                    .bind(token_hash)
+                    .fetch_optional(pool)
+                    .await?
+            }
+            Db::Postgres(pool) => {
+                // language=postgresql
+                let sql = "update api_token set last_used_at = $1
+                           where token_hash = $2 and revoked_at is null
+                           returning app_user_id";
+                sqlx::query_scalar(sql)
+                    .bind(at)
+                    .bind(token_hash)
+                    .fetch_optional(pool)
+                    .await?
+            }
+        };
+        Ok(owner)
+    }
+
+    /// Revokes one of a user's tokens; returns its name if it was theirs and active.
+    pub async fn revoke_api_token(
+        &self,
+        user_id: i64,
+        token_id: i64,
+        at: DateTime<Utc>,
+    ) -> Result<Option<String>, DbError> {
+        let name = match self {
+            Db::Sqlite(pool) => {
+                // language=sqlite
+                let sql = "update api_token set revoked_at = ?
+                           where api_token_id = ? and app_user_id = ? and revoked_at is null
+                           returning name";
+                sqlx::query_scalar(sql)
+                    .bind(at)
+                    .bind(token_id)
+                    .bind(user_id)
+                    .fetch_optional(pool)
+                    .await?
+            }
+            Db::Postgres(pool) => {
+                // language=postgresql
+                let sql = "update api_token set revoked_at = $1
+                           where api_token_id = $2 and app_user_id = $3 and revoked_at is null
+                           returning name";
+                sqlx::query_scalar(sql)
+                    .bind(at)
+                    .bind(token_id)
+                    .bind(user_id)
+                    .fetch_optional(pool)
+                    .await?
+            }
+        };
+        Ok(name)
+    }
+
+    /// A user's tokens, newest first (hashes left out).
+    pub async fn list_api_tokens(&self, user_id: i64) -> Result<Vec<ApiTokenRecord>, DbError> {
+        let rows = match self {
+            Db::Sqlite(pool) => {
+                // language=sqlite
+                let sql = "select api_token_id, name, created_at, last_used_at, revoked_at
+                           from api_token where app_user_id = ?
+                           order by api_token_id desc";
+                sqlx::query_as(sql).bind(user_id).fetch_all(pool).await?
+            }
+            Db::Postgres(pool) => {
+                // language=postgresql
+                let sql = "select api_token_id, name, created_at, last_used_at, revoked_at
+                           from api_token where app_user_id = $1
+                           order by api_token_id desc";
+                sqlx::query_as(sql).bind(user_id).fetch_all(pool).await?
+            }
+        };
+        Ok(rows)
     }
 
     /// Closes every connection; waits for those in use to be returned.

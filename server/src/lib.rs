@@ -2,6 +2,7 @@
 //! the command line, as a library so that tests can start the real thing on port 0.
 
 pub mod api;
+pub mod auth;
 pub mod catalog;
 pub mod cli;
 pub mod config;

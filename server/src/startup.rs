@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     api,
+    auth::{self, Auth, store::DbSessionStore},
     catalog::{CatalogSource, CatalogStore},
     config::Config,
     db::Db,
@@ -25,11 +26,14 @@ pub struct Application {
     addr: SocketAddr,
     state: AppState,
     router: Router,
+    sessions: DbSessionStore,
 }
 
 impl Application {
     /// Binds `config.bind` and builds the server.
     pub async fn build(config: Config) -> anyhow::Result<Self> {
+        // Before binding: the development sign-in must not even listen on a public address.
+        config.check_auth()?;
         let listener = TcpListener::bind(config.bind)
             .await
             .with_context(|| format!("cannot listen on {}", config.bind))?;
@@ -48,6 +52,13 @@ impl Application {
         let addr = listener
             .local_addr()
             .context("listener has no local address")?;
+        let mut config = config;
+        // Port 0 becomes the real port in the default public URL (the OpenID redirect URI and
+        // the CSRF Origin check depend on it).
+        if config.public_url.is_none() {
+            config.public_url = Some(format!("http://{addr}"));
+        }
+        config.check_auth()?;
         let backend = config.backend()?;
         let db = Db::connect(&config.database_url(), config.database_max_connections)
             .await
@@ -63,19 +74,32 @@ impl Application {
             .await
             .context("cannot load the catalog")?;
 
+        let key = auth::session_key(&config)?;
+        let sessions = DbSessionStore::new(&db)
+            .await
+            .context("cannot set up the session store")?;
+        let auth = Auth::from_config(&config).await?;
+        if auth.oidc.is_none() {
+            tracing::warn!(
+                "development sign-in: MIRANTE_OIDC_ISSUER is unset, anyone reaching this address can sign in as a demo user"
+            );
+        }
+        let session_layer = auth::session_layer(sessions.clone(), &config, &key);
         let leptos = leptos_options(addr);
         let state = AppState {
             config: Arc::new(config),
             db,
             catalog: Arc::new(catalog),
             leptos,
+            auth: Arc::new(auth),
         };
-        let router = app(&state);
+        let router = app(&state, session_layer);
         Ok(Application {
             listener,
             addr,
             state,
             router,
+            sessions,
         })
     }
 
@@ -110,6 +134,7 @@ impl Application {
         self.state
             .catalog
             .spawn_reloaders(Some(refresh), background.clone());
+        spawn_session_cleanup(self.sessions.clone(), background.clone());
         tracing::info!(
             http.addr = %self.addr,
             http.public_url = %self.state.config.public_url(),
@@ -130,14 +155,44 @@ impl Application {
     }
 }
 
-/// The whole application: API routes, static assets, then the web UI, under the common
-/// middleware.
-pub fn app(state: &AppState) -> Router {
+/// Deletes expired sessions every minute until `stop` is cancelled.
+fn spawn_session_cleanup(store: DbSessionStore, stop: CancellationToken) {
+    use tower_sessions::ExpiredDeletion;
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(Duration::from_secs(60));
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => break,
+                _ = every.tick() => {
+                    if let Err(error) = store.delete_expired().await {
+                        tracing::warn!(%error, "cannot delete expired sessions");
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// The whole application: sign-in routes, API routes, static assets, then the web UI, behind
+/// the authentication middleware and the session layer, under the common middleware.
+pub fn app(
+    state: &AppState,
+    sessions: tower_sessions::SessionManagerLayer<
+        DbSessionStore,
+        tower_sessions::service::SignedCookie,
+    >,
+) -> Router {
     let routes = Router::new()
+        .merge(auth::router())
         .merge(api::router())
         .merge(middleware::static_files(&state.leptos))
         // Last: the UI answers every path the API does not.
         .merge(web::router(state))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            auth::authenticate,
+        ))
+        .layer(sessions)
         .with_state(state.clone());
     middleware::apply(
         routes,

@@ -6,7 +6,7 @@ use axum::extract::FromRef;
 use leptos::config::LeptosOptions;
 use mirante_frontend::ssr::PortalHandle;
 
-use crate::{catalog::CatalogStore, config::Config, db::Db};
+use crate::{auth::Auth, catalog::CatalogStore, config::Config, db::Db};
 
 /// Shared state of the HTTP server. Cheap to clone: every field is a handle.
 ///
@@ -22,6 +22,8 @@ pub struct AppState {
     pub catalog: Arc<CatalogStore>,
     /// Where the web UI's compiled assets are and what they are called.
     pub leptos: LeptosOptions,
+    /// Sign-in: the OpenID provider (or the development sign-in) and session settings.
+    pub auth: Arc<Auth>,
 }
 
 impl AppState {

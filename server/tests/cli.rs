@@ -279,6 +279,8 @@ fn serve_reloads_the_catalog_on_sighup_and_stops_cleanly_on_sigterm() {
         .env("MIRANTE_BIND", "127.0.0.1:0")
         .env("MIRANTE_CATALOG", catalog.path())
         .env("MIRANTE_CATALOG_REFRESH_SECS", "0")
+        // The catalog API without signing in: this test is about signals.
+        .env("MIRANTE_PUBLIC_CATALOG", "true")
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -328,4 +330,16 @@ fn serve_reloads_the_catalog_on_sighup_and_stops_cleanly_on_sigterm() {
     let log = drain.join().unwrap().join("\n");
     assert!(status.success(), "exit {status:?}\n{log}");
     assert!(log.contains("SIGTERM received"), "{log}");
+}
+
+#[test]
+fn serve_refuses_the_development_sign_in_on_a_non_loopback_address() {
+    let cwd = TempDir::new().unwrap();
+
+    let out = mirante(cwd.path(), &["serve"], &[("MIRANTE_BIND", "0.0.0.0:0")]);
+
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("development sign-in"), "{stderr}");
+    assert!(stderr.contains("MIRANTE_OIDC_ISSUER"), "{stderr}");
 }

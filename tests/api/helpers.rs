@@ -57,8 +57,11 @@ pub enum CatalogSetup {
 pub struct TestApp {
     /// `http://127.0.0.1:<port>`.
     pub address: String,
-    /// No redirects followed, so a test sees exactly what the server answered.
+    /// No redirects followed, so a test sees exactly what the server answered; sends an admin's
+    /// API token (`Authorization: Bearer`) with every request.
     pub client: reqwest::Client,
+    /// The same without credentials.
+    pub anonymous: reqwest::Client,
     /// The server's own database pool.
     pub db: Db,
     /// The catalog directory, for tests that change it and reload.
@@ -84,6 +87,33 @@ impl TestApp {
         let response = self.get(path).await;
         assert_eq!(response.status().as_u16(), status, "GET {path}");
         response.json().await.expect("body is not JSON")
+    }
+
+    /// A client with a cookie jar, no redirects, and this portal's `Origin` on every request,
+    /// as a browser on one of its pages.
+    pub fn browser(&self) -> reqwest::Client {
+        let mut headers = reqwest::header::HeaderMap::new();
+        headers.insert(reqwest::header::ORIGIN, self.address.parse().unwrap());
+        reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .cookie_store(true)
+            .default_headers(headers)
+            .build()
+            .unwrap()
+    }
+
+    /// A browser signed in through the development sign-in as `ada` (admin) or `rui`
+    /// (researcher).
+    pub async fn dev_browser(&self, user: &str) -> reqwest::Client {
+        let browser = self.browser();
+        let response = browser
+            .post(format!("{}/auth/dev", self.address))
+            .form(&[("user", user), ("next", "/")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status().as_u16(), 303, "dev sign-in as {user}");
+        browser
     }
 
     /// `POST` to a path with an empty body.
@@ -129,6 +159,9 @@ pub async fn test_config(backend: Backend, data_dir: &Path) -> (Config, Option<P
         database_url: Some(SecretString::from(database_url)),
         database_max_connections: 4,
         catalog_refresh_secs: 0,
+        session_key: Some(SecretString::from(
+            "test-session-key-0123456789abcdef0123456789",
+        )),
         ..Config::default()
     };
     (config, pg)
@@ -136,6 +169,17 @@ pub async fn test_config(backend: Backend, data_dir: &Path) -> (Config, Option<P
 
 /// Starts a server on `backend` with the given catalog.
 pub async fn spawn_app_with(backend: Backend, catalog: CatalogSetup) -> TestApp {
+    spawn_configured(backend, catalog, |_, _| {}).await
+}
+
+/// Starts a server with the small test catalog after `configure` has adjusted its
+/// configuration; `configure` also learns the port the server will listen on (to start an
+/// OpenID provider that redirects to it).
+pub async fn spawn_configured(
+    backend: Backend,
+    catalog: CatalogSetup,
+    configure: impl FnOnce(&mut Config, u16),
+) -> TestApp {
     let data_dir = TempDir::new().unwrap();
     let (mut config, pg) = test_config(backend, data_dir.path()).await;
     let catalog_dir = match catalog {
@@ -145,17 +189,30 @@ pub async fn spawn_app_with(backend: Backend, catalog: CatalogSetup) -> TestApp 
     config.catalog = catalog_dir.as_ref().map(|d| d.path().to_owned());
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    configure(&mut config, port);
     let app = Application::build_with_listener(config, listener)
         .await
         .expect("the server failed to build");
-    let address = format!("http://127.0.0.1:{}", app.port());
+    let address = format!("http://127.0.0.1:{port}");
     let db = app.state().db.clone();
     // Runs until the test's runtime ends; no signal handling in tests.
     tokio::spawn(app.run_until(std::future::pending()));
+    let token = seed_token(&db, "test-admin", &["portal-admins"]).await;
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert(
+        reqwest::header::AUTHORIZATION,
+        format!("Bearer {token}").parse().unwrap(),
+    );
 
     TestApp {
         address,
         client: reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .default_headers(headers)
+            .build()
+            .unwrap(),
+        anonymous: reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .unwrap(),
@@ -165,6 +222,34 @@ pub async fn spawn_app_with(backend: Backend, catalog: CatalogSetup) -> TestApp 
         _data_dir: data_dir,
         _pg: pg,
     }
+}
+
+/// A user in `groups` with a personal API token, written straight to the database; returns the
+/// token.
+pub async fn seed_token(db: &Db, username: &str, groups: &[&str]) -> String {
+    let groups: Vec<String> = groups.iter().map(|g| (*g).to_owned()).collect();
+    let user = db
+        .upsert_user(&mirante::db::NewUser {
+            issuer: "test",
+            subject: username,
+            username,
+            name: username,
+            email: None,
+            groups: &groups,
+            at: chrono::Utc::now(),
+        })
+        .await
+        .unwrap();
+    let token = format!("mrt_test_{}", uuid::Uuid::new_v4().simple());
+    db.create_api_token(
+        user,
+        "tests",
+        &mirante::auth::token_hash(&token),
+        chrono::Utc::now(),
+    )
+    .await
+    .unwrap();
+    token
 }
 
 /// Writes catalog files to a new temp directory.

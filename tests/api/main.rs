@@ -6,6 +6,7 @@
 #[macro_use]
 mod helpers;
 
+mod auth;
 mod catalog;
 mod health;
 mod items;

@@ -3,7 +3,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
-import { startPortal, launchBrowser, watchErrors, waitForHydration } from './portal.mjs';
+import { startPortal, launchBrowser, watchErrors, waitForHydration, signIn } from './portal.mjs';
 
 const SHOTS = new URL('./screenshots/', import.meta.url).pathname;
 mkdirSync(SHOTS, { recursive: true });
@@ -14,6 +14,8 @@ let browser;
 before(async () => {
   portal = await startPortal();
   browser = await launchBrowser();
+  // Every page needs a session: sign in once through the development sign-in.
+  await signIn(browser.context, portal.url, 'Rui Researcher');
 });
 
 after(async () => {
@@ -95,6 +97,7 @@ test('the language switch turns the interface to Portuguese and remembers it', a
 test('filters work as plain links when JavaScript is off', async () => {
   const nojs = await launchBrowser({ javaScriptEnabled: false });
   try {
+    await signIn(nojs.context, portal.url, 'Rui Researcher');
     const page = await nojs.context.newPage();
     await page.goto(`${portal.url}/catalog`, { waitUntil: 'load' });
     await page.locator('[data-filter="state"] a[data-value="desired"]').click();
@@ -136,4 +139,31 @@ test('an item page shows state, evidence and dependencies', async () => {
   await page.screenshot({ path: `${SHOTS}item.png`, fullPage: true });
   assert.deepEqual(errors, []);
   await page.close();
+});
+
+test('without a session a page leads to the development sign-in; the admin sees their name and role, and signs out', async () => {
+  const own = await launchBrowser();
+  try {
+    const page = await own.context.newPage();
+    const errors = watchErrors(page);
+    await page.goto(`${portal.url}/decisions`, { waitUntil: 'load' });
+    assert.match(page.url(), /\/auth\/login\?next=%2Fdecisions$/);
+    assert.match(await page.locator('.dev-banner').innerText(), /development sign-in/i);
+
+    await page.locator('button.demo-user', { hasText: 'Ada Admin' }).click();
+    await page.waitForURL(`${portal.url}/decisions`);
+    await waitForHydration(page);
+    assert.equal(await page.locator('.user-menu .user-name').innerText(), 'Ada Admin');
+    assert.equal(await page.locator('.user-menu .role-admin').count(), 1);
+    assert.equal(await page.locator('.user-menu .dev-banner').count(), 1);
+
+    await page.locator('.user-menu form.logout button').click();
+    await page.waitForURL(/\/auth\/login$/);
+    assert.equal(await page.locator('button.demo-user').count(), 2);
+    await page.goto(`${portal.url}/`, { waitUntil: 'load' });
+    assert.match(page.url(), /\/auth\/login\?next=%2F$/, 'the session is gone');
+    assert.deepEqual(errors, []);
+  } finally {
+    await own.close();
+  }
 });

@@ -99,3 +99,18 @@ export function watchErrors(page) {
 export async function waitForHydration(page) {
   await page.waitForSelector('body[data-hydrated="true"]', { timeout: 30_000 });
 }
+
+/**
+ * Signs a browser context in through the development sign-in as a demo user (`Ada Admin` or
+ * `Rui Researcher`), as a person would: the sign-in page, then the user's button.
+ */
+export async function signIn(context, url, who = 'Ada Admin') {
+  const page = await context.newPage();
+  try {
+    await page.goto(`${url}/auth/login`, { waitUntil: 'load' });
+    await page.locator('button.demo-user', { hasText: who }).click();
+    await page.waitForURL(`${url}/`);
+  } finally {
+    await page.close();
+  }
+}

@@ -113,7 +113,7 @@ fn cargo() -> String {
 }
 
 /// Installs what is missing: wasm target, pinned wasm-bindgen-cli and, for tests,
-/// Chromium and the browser tests' npm packages.
+/// Chromium and the npm packages of the browser tests and the test OpenID provider.
 fn setup(for_tests: bool) -> Result<()> {
     let installed = output("rustup", &["target", "list", "--installed"]).unwrap_or_default();
     if !installed
@@ -139,6 +139,8 @@ fn setup(for_tests: bool) -> Result<()> {
             sh("apt-get", ["install", "-y", "-q", "chromium"])?;
         }
         npm_ci(Path::new("tests/browser"))?;
+        // The OpenID provider the sign-in tests start.
+        npm_ci(Path::new("tests/oidc"))?;
     }
     Ok(())
 }
@@ -308,6 +310,10 @@ fn test() -> Result<()> {
     )?;
     build(false)?;
     sh(&cargo(), ["test", "--workspace"])?;
+    // The test OpenID provider's own self-test.
+    let mut oidc = Command::new("node");
+    oidc.args(["--test"]).current_dir("tests/oidc");
+    run_cmd(&mut oidc)?;
     let mut node = Command::new("node");
     node.args(["--test", "--test-concurrency=1"])
         .current_dir("tests/browser")

@@ -6,7 +6,6 @@ use std::{net::SocketAddr, sync::Arc};
 use axum::{
     Json,
     extract::{ConnectInfo, RawQuery, State},
-    http::HeaderMap,
 };
 use chrono::{DateTime, Utc};
 use mirante_domain::diagnostic::Diagnostic;
@@ -120,29 +119,9 @@ pub struct ReloadResponse {
     pub catalog: CatalogStatus,
 }
 
-/// Headers a reverse proxy adds; their presence means the peer address is the proxy's,
-/// not the client's, so a loopback peer proves nothing.
-const FORWARDING_HEADERS: &[&str] = &["forwarded", "x-forwarded-for", "x-real-ip"];
-
-/// Until sign-in exists, only a caller on the server's own machine may reload: it already
-/// could send SIGHUP. A request relayed by a proxy is refused even from loopback.
-fn require_local(peer: SocketAddr, headers: &HeaderMap) -> Result<(), ApiError> {
-    let local = peer.ip().to_canonical().is_loopback();
-    let forwarded = FORWARDING_HEADERS.iter().any(|h| headers.contains_key(*h));
-    if local && !forwarded {
-        Ok(())
-    } else {
-        Err(ApiError::Forbidden(
-            "catalog reload is allowed only from the server's own machine (loopback, not through a proxy) until sign-in exists"
-                .to_owned(),
-        ))
-    }
-}
-
 /// Reads the catalog source again and puts it in force if it is valid.
 ///
-/// Allowed only from a loopback address, not through a proxy, until sign-in exists (then:
-/// the admin role). A catalog with problems is refused whole with 422 and every problem
+/// Admins only (the policy in `auth::policy` decides; see ADR 0003). A catalog with problems is refused whole with 422 and every problem
 /// with its file, line and column; the last good catalog stays in force.
 #[utoipa::path(
     post,
@@ -150,17 +129,16 @@ fn require_local(peer: SocketAddr, headers: &HeaderMap) -> Result<(), ApiError> 
     tag = "catalog",
     responses(
         (status = 200, description = "The catalog was read; it changed or was already in force", body = ReloadResponse),
-        (status = 403, description = "Not called from the server's own machine", body = ErrorBody),
+        (status = 401, description = "Not signed in", body = ErrorBody),
+        (status = 403, description = "Signed in without the admin role", body = ErrorBody),
         (status = 422, description = "The catalog has problems; `details` lists them; the last good catalog stays", body = ErrorBody),
     )
 )]
 pub async fn reload(
     State(catalog): State<Arc<CatalogStore>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    headers: HeaderMap,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<ReloadResponse>, ApiError> {
-    require_local(peer, &headers)?;
     Params::parse(raw.as_deref(), &[])?;
     let outcome = catalog
         .reload(ReloadTrigger::Api {
@@ -176,38 +154,4 @@ pub async fn reload(
         previous_hash,
         catalog: CatalogStatus::of(&catalog),
     }))
-}
-
-#[cfg(test)]
-mod tests {
-    use axum::http::HeaderValue;
-
-    use super::*;
-
-    #[test]
-    fn loopback_callers_may_reload() {
-        for peer in ["127.0.0.1:5000", "[::1]:5000", "[::ffff:127.0.0.1]:5000"] {
-            assert!(
-                require_local(peer.parse().unwrap(), &HeaderMap::new()).is_ok(),
-                "{peer}"
-            );
-        }
-    }
-
-    #[test]
-    fn other_callers_may_not_reload() {
-        let err = require_local("10.0.0.8:5000".parse().unwrap(), &HeaderMap::new()).unwrap_err();
-
-        assert!(matches!(err, ApiError::Forbidden(_)));
-    }
-
-    #[test]
-    fn a_request_relayed_by_a_local_proxy_may_not_reload() {
-        let mut headers = HeaderMap::new();
-        headers.insert("x-forwarded-for", HeaderValue::from_static("203.0.113.9"));
-
-        let err = require_local("127.0.0.1:5000".parse().unwrap(), &headers).unwrap_err();
-
-        assert!(matches!(err, ApiError::Forbidden(_)));
-    }
 }

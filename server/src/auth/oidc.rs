@@ -1,0 +1,279 @@
+//! The OpenID Connect relying party: discovery, the authorization URL (code flow with PKCE
+//! S256, `state` and `nonce`), the code exchange, ID-token verification and userinfo.
+//!
+//! Discovery is fetched here rather than with `openidconnect`'s `discover_async`: Authentik
+//! without a signing key serves `{}` at its JWKS endpoint, which the crate's `JsonWebKeySet`
+//! cannot parse, so an unparsable or empty key set is taken as "no keys" (HS256 tokens are
+//! verified with the client secret, which needs none).
+
+use anyhow::{Context, anyhow, bail};
+use openidconnect::{
+    AccessToken, AdditionalClaims, AuthorizationCode, ClientId, ClientSecret, CsrfToken,
+    EndpointMaybeSet, EndpointNotSet, EndpointSet, IssuerUrl, Nonce, OAuth2TokenResponse,
+    PkceCodeChallenge, PkceCodeVerifier, RedirectUrl, Scope, TokenResponse, UserInfoClaims,
+    core::{
+        CoreAuthenticationFlow, CoreClient, CoreGenderClaim, CoreJsonWebKeySet,
+        CoreJwsSigningAlgorithm, CoreProviderMetadata,
+    },
+};
+use secrecy::{ExposeSecret, SecretString};
+use serde::{Deserialize, Serialize};
+
+/// The client after discovery: authorization endpoint set, token and userinfo endpoints as
+/// advertised.
+type Client = CoreClient<
+    EndpointSet,
+    EndpointNotSet,
+    EndpointNotSet,
+    EndpointNotSet,
+    EndpointMaybeSet,
+    EndpointMaybeSet,
+>;
+
+/// The `groups` claim (Authentik sends it with the `profile` scope).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct GroupsClaim {
+    /// Group names.
+    #[serde(default)]
+    pub groups: Vec<String>,
+}
+
+impl AdditionalClaims for GroupsClaim {}
+
+/// The configured provider.
+pub struct Oidc {
+    issuer: String,
+    client: Client,
+    end_session_endpoint: Option<url::Url>,
+    client_id: String,
+    http: reqwest::Client,
+}
+
+/// A sign-in attempt in progress, kept in the session between the redirect and the callback.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PendingLogin {
+    /// The `state` sent to the provider.
+    pub state: String,
+    /// The `nonce` sent to the provider.
+    pub nonce: String,
+    /// The PKCE verifier.
+    pub pkce_verifier: String,
+    /// Where to go after signing in.
+    pub next: String,
+}
+
+/// Who signed in, as the provider vouched.
+#[derive(Debug, Clone)]
+pub struct Identity {
+    /// Subject.
+    pub subject: String,
+    /// `preferred_username`.
+    pub username: String,
+    /// Display name.
+    pub name: String,
+    /// E-mail.
+    pub email: Option<String>,
+    /// Groups.
+    pub groups: Vec<String>,
+    /// The raw ID token, for `id_token_hint` at sign-out.
+    pub id_token: String,
+}
+
+impl Oidc {
+    /// Reads the provider's discovery document and key set.
+    pub async fn discover(
+        issuer: &str,
+        client_id: &str,
+        client_secret: &SecretString,
+        redirect_uri: &str,
+    ) -> anyhow::Result<Self> {
+        // Redirects are never followed: a provider answering discovery or the token request
+        // with a redirect is misconfigured, and following it would leak requests elsewhere.
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(std::time::Duration::from_secs(10))
+            .build()
+            .context("cannot build the HTTP client")?;
+        let discovery_url = format!(
+            "{}/.well-known/openid-configuration",
+            issuer.trim_end_matches('/')
+        );
+        let body = http
+            .get(&discovery_url)
+            .send()
+            .await
+            .and_then(reqwest::Response::error_for_status)
+            .with_context(|| format!("cannot read {discovery_url}"))?
+            .bytes()
+            .await
+            .with_context(|| format!("cannot read {discovery_url}"))?;
+        let metadata: CoreProviderMetadata = serde_json::from_slice(&body)
+            .with_context(|| format!("{discovery_url} is not OpenID provider metadata"))?;
+        if metadata.issuer().as_str() != issuer {
+            bail!(
+                "the provider calls itself {} but MIRANTE_OIDC_ISSUER is {issuer} (they must match exactly, trailing slash included)",
+                metadata.issuer().as_str()
+            );
+        }
+        let raw: serde_json::Value = serde_json::from_slice(&body)?;
+        let end_session_endpoint = raw["end_session_endpoint"]
+            .as_str()
+            .and_then(|u| url::Url::parse(u).ok());
+
+        let jwks_url = metadata.jwks_uri().url().clone();
+        let jwks_body = http
+            .get(jwks_url.clone())
+            .send()
+            .await
+            .and_then(reqwest::Response::error_for_status)
+            .with_context(|| format!("cannot read the key set at {jwks_url}"))?
+            .bytes()
+            .await?;
+        let jwks = serde_json::from_slice::<CoreJsonWebKeySet>(&jwks_body).unwrap_or_else(|_| {
+            tracing::info!(
+                oidc.jwks = %jwks_url,
+                "the provider publishes no signing keys; only HS256 ID tokens can be verified"
+            );
+            CoreJsonWebKeySet::new(Vec::new())
+        });
+        let metadata = metadata.set_jwks(jwks);
+
+        let client = CoreClient::from_provider_metadata(
+            metadata,
+            ClientId::new(client_id.to_owned()),
+            Some(ClientSecret::new(client_secret.expose_secret().to_owned())),
+        )
+        .set_redirect_uri(RedirectUrl::new(redirect_uri.to_owned())?);
+        IssuerUrl::new(issuer.to_owned())?;
+        Ok(Oidc {
+            issuer: issuer.to_owned(),
+            client,
+            end_session_endpoint,
+            client_id: client_id.to_owned(),
+            http,
+        })
+    }
+
+    /// The issuer, as users are keyed by it.
+    pub fn issuer(&self) -> &str {
+        &self.issuer
+    }
+
+    /// Where to send the browser to sign in, and what to remember until it comes back.
+    pub fn start(&self, next: String) -> (url::Url, PendingLogin) {
+        let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
+        let (url, state, nonce) = self
+            .client
+            .authorize_url(
+                CoreAuthenticationFlow::AuthorizationCode,
+                CsrfToken::new_random,
+                Nonce::new_random,
+            )
+            .add_scope(Scope::new("profile".to_owned()))
+            .add_scope(Scope::new("email".to_owned()))
+            .set_pkce_challenge(challenge)
+            .url();
+        (
+            url,
+            PendingLogin {
+                state: state.secret().clone(),
+                nonce: nonce.secret().clone(),
+                pkce_verifier: verifier.secret().clone(),
+                next,
+            },
+        )
+    }
+
+    /// Exchanges the code, verifies the ID token (signature, issuer, audience, expiry,
+    /// nonce) and reads userinfo. The error is the reason shown and audited.
+    pub async fn finish(&self, code: &str, pending: &PendingLogin) -> anyhow::Result<Identity> {
+        let token = self
+            .client
+            .exchange_code(AuthorizationCode::new(code.to_owned()))
+            .map_err(|e| anyhow!("the provider has no token endpoint: {e}"))?
+            .set_pkce_verifier(PkceCodeVerifier::new(pending.pkce_verifier.clone()))
+            .request_async(&self.http)
+            .await
+            .map_err(|e| {
+                anyhow!(
+                    "the provider refused the authorization code: {}",
+                    describe(&e)
+                )
+            })?;
+        let id_token = token
+            .id_token()
+            .ok_or_else(|| anyhow!("the provider sent no ID token"))?;
+        // RS256 with the provider's key, or HS256 with the client secret (Authentik without a
+        // signing key); nothing else, and never `none`.
+        let verifier = self.client.id_token_verifier().set_allowed_algs([
+            CoreJwsSigningAlgorithm::RsaSsaPkcs1V15Sha256,
+            CoreJwsSigningAlgorithm::HmacSha256,
+        ]);
+        let claims = id_token
+            .claims(&verifier, &Nonce::new(pending.nonce.clone()))
+            .map_err(|e| anyhow!("the ID token was rejected: {e}"))?;
+        let subject = claims.subject().clone();
+
+        let info: UserInfoClaims<GroupsClaim, CoreGenderClaim> = self
+            .client
+            .user_info(
+                AccessToken::new(token.access_token().secret().clone()),
+                Some(subject.clone()),
+            )
+            .map_err(|e| anyhow!("the provider has no userinfo endpoint: {e}"))?
+            .request_async(&self.http)
+            .await
+            .map_err(|e| anyhow!("userinfo failed: {e}"))?;
+
+        let username = info
+            .preferred_username()
+            .or(claims.preferred_username())
+            .map(|u| u.as_str().to_owned())
+            .unwrap_or_else(|| subject.as_str().to_owned());
+        let name = info
+            .name()
+            .or(claims.name())
+            .and_then(|n| n.get(None))
+            .map(|n| n.as_str().to_owned())
+            .unwrap_or_else(|| username.clone());
+        let email = info
+            .email()
+            .or(claims.email())
+            .map(|e| e.as_str().to_owned());
+        Ok(Identity {
+            subject: subject.as_str().to_owned(),
+            username,
+            name,
+            email,
+            groups: info.additional_claims().groups.clone(),
+            id_token: id_token.to_string(),
+        })
+    }
+
+    /// The provider's end-session URL for this ID token, when it advertises one.
+    pub fn end_session_url(
+        &self,
+        id_token: &str,
+        post_logout_redirect_uri: &str,
+    ) -> Option<url::Url> {
+        let mut url = self.end_session_endpoint.clone()?;
+        url.query_pairs_mut()
+            .append_pair("id_token_hint", id_token)
+            .append_pair("post_logout_redirect_uri", post_logout_redirect_uri)
+            .append_pair("client_id", &self.client_id);
+        Some(url)
+    }
+}
+
+/// A token-request error with the provider's error code when there is one.
+fn describe<RE: std::error::Error + 'static, T: openidconnect::ErrorResponse + 'static>(
+    e: &openidconnect::RequestTokenError<RE, T>,
+) -> String {
+    match e {
+        openidconnect::RequestTokenError::ServerResponse(r) => serde_json::to_value(r)
+            .ok()
+            .and_then(|v| v["error"].as_str().map(str::to_owned))
+            .unwrap_or_else(|| "error response".to_owned()),
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,568 @@
+//! Sign-in against a real OpenID provider (tests/oidc: oidc-provider shaped like Authentik),
+//! the development sign-in, sessions, CSRF, API tokens and the route-by-route policy.
+
+use std::{
+    io::{BufRead, BufReader},
+    process::{Child, Command, Stdio},
+};
+
+use mirante::auth::policy::{self, Access};
+use reqwest::{Client, Response, StatusCode, Url};
+use secrecy::SecretString;
+use serde_json::Value;
+
+use crate::helpers::*;
+
+const CLIENT_ID: &str = "mirante";
+const CLIENT_SECRET: &str = "test-client-secret-long-enough-for-hs256-0123456789abcdef";
+
+/// The test OpenID provider, stopped when dropped.
+pub struct Provider {
+    child: Child,
+    /// `http://127.0.0.1:PORT/application/o/mirante/`.
+    pub issuer: String,
+    events: String,
+}
+
+impl Provider {
+    /// Starts `tests/oidc/provider.mjs` for a portal on `port`, with extra arguments.
+    pub fn start(port: u16, extra: &[&str]) -> Provider {
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/oidc/provider.mjs");
+        let mut child = Command::new("node")
+            .arg(script)
+            .args(["--port", "0", "--client-id", CLIENT_ID])
+            .args(["--client-secret", CLIENT_SECRET])
+            .args([
+                "--redirect-uri",
+                &format!("http://127.0.0.1:{port}/auth/callback"),
+            ])
+            .args([
+                "--post-logout-redirect-uri",
+                &format!("http://127.0.0.1:{port}/"),
+            ])
+            .arg("--exit-with-stdin")
+            .args(extra)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("cannot start node tests/oidc/provider.mjs (run `npm ci` in tests/oidc)");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let ready: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("provider did not start ({e}): {line}"));
+        Provider {
+            child,
+            issuer: ready["issuer"].as_str().unwrap().to_owned(),
+            events: ready["events"].as_str().unwrap().to_owned(),
+        }
+    }
+
+    /// The recorded events named `kind`.
+    pub async fn events(&self, kind: &str) -> Vec<Value> {
+        reqwest::get(format!("{}?event={kind}", self.events))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+}
+
+impl Drop for Provider {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A portal signing in with a provider started with `extra` arguments.
+async fn spawn_with_provider(backend: Backend, extra: &[&str]) -> (TestApp, Provider) {
+    spawn_with_provider_and(backend, extra, |_| {}).await
+}
+
+async fn spawn_with_provider_and(
+    backend: Backend,
+    extra: &[&str],
+    more: impl FnOnce(&mut mirante::Config),
+) -> (TestApp, Provider) {
+    let mut provider = None;
+    let app = spawn_configured(backend, CatalogSetup::Small, |config, port| {
+        let p = Provider::start(port, extra);
+        config.oidc_issuer = Some(p.issuer.clone());
+        config.oidc_client_id = Some(CLIENT_ID.to_owned());
+        config.oidc_client_secret = Some(SecretString::from(CLIENT_SECRET));
+        more(config);
+        provider = Some(p);
+    })
+    .await;
+    (app, provider.unwrap())
+}
+
+/// Where a redirect points, resolved against the request URL.
+fn location(response: &Response) -> Url {
+    let raw = response
+        .headers()
+        .get("location")
+        .unwrap_or_else(|| panic!("no Location in a {} answer", response.status()))
+        .to_str()
+        .unwrap();
+    response.url().join(raw).unwrap()
+}
+
+/// Drives the provider from the portal's `/auth/login?next=...` to the redirect back to the
+/// portal's callback; returns the callback URL (not yet visited).
+async fn through_provider(
+    app: &TestApp,
+    browser: &Client,
+    next: &str,
+    user: &str,
+    password: &str,
+) -> Url {
+    let start = browser
+        .get(format!("{}/auth/login?next={next}", app.address))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(start.status(), StatusCode::SEE_OTHER);
+    let authorize = location(&start);
+    let r = browser.get(authorize).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::SEE_OTHER, "authorize");
+    let interaction = location(&r);
+    let r = browser.get(interaction.clone()).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK, "login form");
+    let r = browser
+        .post(format!("{interaction}/login"))
+        .form(&[("username", user), ("password", password)])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::SEE_OTHER, "login");
+    let resume = location(&r);
+    let r = browser.get(resume).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::SEE_OTHER, "resume");
+    let callback = location(&r);
+    assert!(
+        callback
+            .as_str()
+            .starts_with(&format!("{}/auth/callback", app.address)),
+        "{callback}"
+    );
+    callback
+}
+
+/// Signs in through the provider; returns the browser and where the portal sent it.
+async fn sign_in(app: &TestApp, next: &str, user: &str, password: &str) -> (Client, Url) {
+    let browser = app.browser();
+    let callback = through_provider(app, &browser, next, user, password).await;
+    let r = browser.get(callback).send().await.unwrap();
+    assert_eq!(
+        r.status(),
+        StatusCode::SEE_OTHER,
+        "callback: {}",
+        r.text().await.unwrap()
+    );
+    let landed = location(&r);
+    (browser, landed)
+}
+
+async fn me(app: &TestApp, browser: &Client) -> Response {
+    browser
+        .get(format!("{}/api/v1/me", app.address))
+        .send()
+        .await
+        .unwrap()
+}
+
+/// The session's CSRF token, from the profile page's forms.
+async fn csrf_token(app: &TestApp, browser: &Client) -> String {
+    let html = browser
+        .get(format!("{}/profile", app.address))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    const FIELD: &str = r#"name="csrf_token" value=""#;
+    let at = html.find(FIELD).expect("no csrf_token field") + FIELD.len();
+    html[at..at + html[at..].find('"').unwrap()].to_owned()
+}
+
+async fn actions(app: &TestApp) -> Vec<(String, Value)> {
+    app.db
+        .list_audit(50)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.action, e.detail))
+        .collect()
+}
+
+fn failure_reason(audit: &[(String, Value)]) -> String {
+    audit
+        .iter()
+        .find(|(a, _)| a == "auth.sign_in_failed")
+        .map(|(_, d)| d["reason"].as_str().unwrap().to_owned())
+        .expect("no auth.sign_in_failed entry")
+}
+
+on_both_databases! {
+    async fn an_admin_and_a_researcher_sign_in_through_the_provider_with_their_roles(backend: Backend) {
+        let (app, provider) = spawn_with_provider(backend, &[]).await;
+
+        let (admin, landed) = sign_in(&app, "%2Fcatalog%3Fstate%3Ddesired", "admin", "admin-pass").await;
+        let (researcher, _) = sign_in(&app, "/", "researcher", "researcher-pass").await;
+        let (visitor, _) = sign_in(&app, "/", "visitor", "visitor-pass").await;
+
+        assert_eq!(landed.path(), "/catalog");
+        assert_eq!(landed.query(), Some("state=desired"));
+        let admin: Value = me(&app, &admin).await.json().await.unwrap();
+        assert_eq!(admin["username"], "admin");
+        assert_eq!(admin["name"], "Ana Admin");
+        assert_eq!(admin["email"], "ana.admin@example.org");
+        assert_eq!(admin["role"], "admin");
+        assert_eq!(admin["groups"], serde_json::json!(["portal-admins", "researchers"]));
+        let researcher: Value = me(&app, &researcher).await.json().await.unwrap();
+        assert_eq!(researcher["role"], "researcher");
+        let visitor: Value = me(&app, &visitor).await.json().await.unwrap();
+        assert_eq!(visitor["role"], "researcher", "a user in no group is a researcher");
+        let authorizations = provider.events("authorization").await;
+        assert!(authorizations.iter().all(|e| e["code_challenge_method"] == "S256"));
+        let audit = actions(&app).await;
+        assert_eq!(audit.iter().filter(|(a, _)| a == "auth.sign_in").count(), 3);
+        assert!(audit.iter().any(|(a, d)| a == "auth.sign_in" && d["role"] == "admin" && d["issuer"] == provider.issuer));
+    }
+
+    async fn hs256_id_tokens_signed_with_the_client_secret_are_accepted(backend: Backend) {
+        let (app, _provider) = spawn_with_provider(backend, &["--hs256"]).await;
+
+        let (admin, _) = sign_in(&app, "/", "admin", "admin-pass").await;
+
+        let body: Value = me(&app, &admin).await.json().await.unwrap();
+        assert_eq!(body["role"], "admin");
+    }
+
+    async fn an_external_next_is_ignored(backend: Backend) {
+        let (app, _provider) = spawn_with_provider(backend, &[]).await;
+
+        let (_, landed) = sign_in(&app, "https%3A%2F%2Fevil.example%2F", "researcher", "researcher-pass").await;
+        let (_, landed2) = sign_in(&app, "%2F%2Fevil.example%2Fx", "researcher", "researcher-pass").await;
+
+        assert_eq!(landed.as_str(), format!("{}/", app.address));
+        assert_eq!(landed2.as_str(), format!("{}/", app.address));
+    }
+
+    async fn a_tampered_state_is_refused_with_a_page_and_an_audit_entry(backend: Backend) {
+        let (app, _provider) = spawn_with_provider(backend, &[]).await;
+        let browser = app.browser();
+        let mut callback = through_provider(&app, &browser, "/", "admin", "admin-pass").await;
+        let pairs: Vec<(String, String)> = callback
+            .query_pairs()
+            .map(|(k, v)| {
+                let v = if k == "state" { format!("{v}x") } else { v.into_owned() };
+                (k.into_owned(), v)
+            })
+            .collect();
+        callback.query_pairs_mut().clear().extend_pairs(pairs);
+
+        let r = browser.get(callback).send().await.unwrap();
+
+        assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+        assert!(r.text().await.unwrap().contains("Sign-in failed: state mismatch"));
+        assert_eq!(failure_reason(&actions(&app).await), "state mismatch");
+        assert_eq!(me(&app, &browser).await.status(), StatusCode::UNAUTHORIZED);
+    }
+
+    async fn a_replayed_code_is_refused(backend: Backend) {
+        let (app, provider) = spawn_with_provider(backend, &[]).await;
+        let browser = app.browser();
+        let callback = through_provider(&app, &browser, "/", "admin", "admin-pass").await;
+        assert_eq!(browser.get(callback.clone()).send().await.unwrap().status(), StatusCode::SEE_OTHER);
+
+        // The same callback again: the attempt is used up.
+        let again = browser.get(callback.clone()).send().await.unwrap();
+        assert_eq!(again.status(), StatusCode::BAD_REQUEST);
+        assert!(failure_reason(&actions(&app).await).contains("no sign-in in progress"));
+
+        // The old code with the state of a new attempt: the provider refuses the code.
+        let other = app.browser();
+        let start = other
+            .get(format!("{}/auth/login", app.address))
+            .send()
+            .await
+            .unwrap();
+        let state = location(&start)
+            .query_pairs()
+            .find(|(k, _)| k == "state")
+            .unwrap()
+            .1
+            .into_owned();
+        let code = callback.query_pairs().find(|(k, _)| k == "code").unwrap().1.into_owned();
+        let replay = other
+            .get(format!("{}/auth/callback", app.address))
+            .query(&[("code", code.as_str()), ("state", state.as_str())])
+            .send()
+            .await
+            .unwrap();
+
+        assert_eq!(replay.status(), StatusCode::BAD_REQUEST);
+        assert!(replay.text().await.unwrap().contains("invalid_grant"));
+        assert!(failure_reason(&actions(&app).await).contains("invalid_grant"));
+        let tokens = provider.events("token").await;
+        assert!(tokens.iter().any(|e| e["ok"] == false && e["error"] == "invalid_grant"));
+        assert_eq!(me(&app, &other).await.status(), StatusCode::UNAUTHORIZED);
+    }
+
+    async fn an_id_token_for_another_audience_is_refused(backend: Backend) {
+        let (app, _provider) = spawn_with_provider(backend, &["--id-token-aud", "someone-else"]).await;
+        let browser = app.browser();
+        let callback = through_provider(&app, &browser, "/", "admin", "admin-pass").await;
+
+        let r = browser.get(callback).send().await.unwrap();
+
+        assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+        let page = r.text().await.unwrap();
+        assert!(page.contains("ID token was rejected"), "{page}");
+        assert!(failure_reason(&actions(&app).await).contains("ID token was rejected"));
+        assert_eq!(me(&app, &browser).await.status(), StatusCode::UNAUTHORIZED);
+    }
+
+    async fn an_expired_session_is_refused_with_a_page_and_an_audit_entry(backend: Backend) {
+        let (app, _provider) = spawn_with_provider_and(backend, &[], |c| c.session_max_secs = 1).await;
+        let (browser, _) = sign_in(&app, "/", "researcher", "researcher-pass").await;
+        assert_eq!(me(&app, &browser).await.status(), StatusCode::OK);
+
+        tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+        let r = browser.get(format!("{}/catalog", app.address)).send().await.unwrap();
+
+        assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+        assert!(r.text().await.unwrap().contains("Session expired"));
+        assert!(actions(&app).await.iter().any(|(a, _)| a == "auth.session_expired"));
+        assert_eq!(me(&app, &browser).await.status(), StatusCode::UNAUTHORIZED);
+    }
+
+    async fn sign_out_ends_the_session_and_reaches_the_providers_end_session(backend: Backend) {
+        let (app, provider) = spawn_with_provider(backend, &[]).await;
+        let (browser, _) = sign_in(&app, "/", "admin", "admin-pass").await;
+        let token = csrf_token(&app, &browser).await;
+
+        let r = browser
+            .post(format!("{}/auth/logout", app.address))
+            .form(&[("csrf_token", token.as_str())])
+            .send()
+            .await
+            .unwrap();
+
+        assert_eq!(r.status(), StatusCode::SEE_OTHER);
+        let end_session = location(&r);
+        assert!(end_session.as_str().starts_with(&format!("{}end-session/", provider.issuer)), "{end_session}");
+        assert_eq!(me(&app, &browser).await.status(), StatusCode::UNAUTHORIZED);
+        let r = browser.get(end_session).send().await.unwrap();
+        assert_eq!(r.status(), StatusCode::OK);
+        let events = provider.events("end_session").await;
+        assert_eq!(events.len(), 1, "{events:?}");
+        assert_eq!(events[0]["ok"], true);
+        assert_eq!(events[0]["id_token_hint"], true);
+        assert_eq!(events[0]["post_logout_redirect_uri"], format!("{}/", app.address));
+        assert!(actions(&app).await.iter().any(|(a, _)| a == "auth.sign_out"));
+    }
+
+    async fn the_development_sign_in_offers_an_admin_and_a_researcher(backend: Backend) {
+        let app = spawn_app(backend).await;
+
+        let page = app.anonymous.get(format!("{}/auth/login", app.address)).send().await.unwrap();
+        let page = page.text().await.unwrap();
+        let admin = app.dev_browser("ada").await;
+        let researcher = app.dev_browser("rui").await;
+
+        assert!(page.contains("Development sign-in"), "{page}");
+        let admin: Value = me(&app, &admin).await.json().await.unwrap();
+        assert_eq!(admin["role"], "admin");
+        let researcher: Value = me(&app, &researcher).await.json().await.unwrap();
+        assert_eq!(researcher["role"], "researcher");
+    }
+
+    async fn pages_and_the_api_need_a_session(backend: Backend) {
+        let app = spawn_app(backend).await;
+
+        let page = app.anonymous.get(format!("{}/catalog?state=desired", app.address)).send().await.unwrap();
+        let api = app.anonymous.get(format!("{}/api/v1/items", app.address)).send().await.unwrap();
+        let health = app.anonymous.get(format!("{}/healthz", app.address)).send().await.unwrap();
+
+        assert_eq!(page.status(), StatusCode::SEE_OTHER);
+        assert_eq!(page.headers()["location"], "/auth/login?next=%2Fcatalog%3Fstate%3Ddesired");
+        assert_eq!(api.status(), StatusCode::UNAUTHORIZED);
+        let body: Value = api.json().await.unwrap();
+        assert_eq!(body["error"], "sign-in required");
+        assert_eq!(health.status(), StatusCode::OK);
+    }
+
+    async fn a_public_catalog_is_readable_without_a_session_but_reload_is_not(backend: Backend) {
+        let app = spawn_configured(backend, CatalogSetup::Small, |c, _| c.public_catalog = true).await;
+
+        let api = app.anonymous.get(format!("{}/api/v1/items", app.address)).send().await.unwrap();
+        let page = app.anonymous.get(format!("{}/catalog", app.address)).send().await.unwrap();
+        let reload = app.anonymous.post(format!("{}/api/v1/catalog/reload", app.address)).send().await.unwrap();
+        let me = app.anonymous.get(format!("{}/api/v1/me", app.address)).send().await.unwrap();
+
+        assert_eq!(api.status(), StatusCode::OK);
+        assert_eq!(page.status(), StatusCode::OK);
+        assert_eq!(reload.status(), StatusCode::UNAUTHORIZED);
+        assert_eq!(me.status(), StatusCode::UNAUTHORIZED);
+    }
+
+    async fn a_post_without_the_csrf_token_or_from_another_origin_is_refused(backend: Backend) {
+        let app = spawn_app(backend).await;
+        let browser = app.dev_browser("ada").await;
+        let token = csrf_token(&app, &browser).await;
+
+        let no_token = browser.post(format!("{}/auth/logout", app.address)).form(&[("x", "y")]).send().await.unwrap();
+        let foreign = browser
+            .post(format!("{}/auth/logout", app.address))
+            .header("origin", "https://evil.example")
+            .form(&[("csrf_token", token.as_str())])
+            .send()
+            .await
+            .unwrap();
+        let foreign_fn = browser
+            .post(format!("{}/_fn/overview", app.address))
+            .header("origin", "https://evil.example")
+            .send()
+            .await
+            .unwrap();
+        let foreign_api = browser
+            .post(format!("{}/api/v1/catalog/reload", app.address))
+            .header("origin", "https://evil.example")
+            .send()
+            .await
+            .unwrap();
+
+        assert_eq!(no_token.status(), StatusCode::FORBIDDEN);
+        assert_eq!(foreign.status(), StatusCode::FORBIDDEN);
+        assert_eq!(foreign_fn.status(), StatusCode::FORBIDDEN);
+        assert_eq!(foreign_api.status(), StatusCode::FORBIDDEN);
+        assert_eq!(me(&app, &browser).await.status(), StatusCode::OK, "still signed in");
+        let ok = browser
+            .post(format!("{}/auth/logout", app.address))
+            .form(&[("csrf_token", token.as_str())])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(ok.status(), StatusCode::SEE_OTHER);
+        assert_eq!(ok.headers()["location"], "/auth/login");
+        assert_eq!(me(&app, &browser).await.status(), StatusCode::UNAUTHORIZED);
+    }
+
+    async fn an_api_token_is_shown_once_works_and_stops_working_when_revoked(backend: Backend) {
+        let app = spawn_app(backend).await;
+        let browser = app.dev_browser("rui").await;
+        let csrf = csrf_token(&app, &browser).await;
+
+        let page = browser
+            .post(format!("{}/profile/tokens", app.address))
+            .form(&[("csrf_token", csrf.as_str()), ("name", "ci")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(page.status(), StatusCode::OK);
+        let page = page.text().await.unwrap();
+        let at = page.find("mrt_").expect("the token is shown");
+        let token = page[at..at + page[at..].find('<').unwrap()].to_owned();
+        let again = browser.get(format!("{}/profile", app.address)).send().await.unwrap().text().await.unwrap();
+        assert!(!again.contains(&token), "shown once");
+        let with_token = |t: &str| {
+            app.anonymous
+                .get(format!("{}/api/v1/me", app.address))
+                .bearer_auth(t.to_owned())
+                .send()
+        };
+        let used = with_token(&token).await.unwrap();
+        assert_eq!(used.status(), StatusCode::OK);
+        let body: Value = used.json().await.unwrap();
+        assert_eq!(body["username"], "rui");
+        let items = app.anonymous.get(format!("{}/api/v1/items", app.address)).bearer_auth(&token).send().await.unwrap();
+        assert_eq!(items.status(), StatusCode::OK);
+
+        let at = again.find("/profile/tokens/").unwrap();
+        let revoke_path = &again[at..at + again[at..].find('"').unwrap()];
+        let revoked = browser
+            .post(format!("{}{revoke_path}", app.address))
+            .form(&[("csrf_token", csrf.as_str())])
+            .send()
+            .await
+            .unwrap();
+
+        assert_eq!(revoked.status(), StatusCode::SEE_OTHER);
+        assert_eq!(with_token(&token).await.unwrap().status(), StatusCode::UNAUTHORIZED);
+        let audit = actions(&app).await;
+        assert!(audit.iter().any(|(a, d)| a == "auth.token_created" && d["name"] == "ci"));
+        assert!(audit.iter().any(|(a, _)| a == "auth.token_revoked"));
+        let stored = app.db.list_audit(50).await.unwrap();
+        assert!(stored.iter().all(|e| !e.detail.to_string().contains(&token)), "the token is not logged");
+    }
+
+    async fn every_route_answers_anonymous_researchers_and_admins_as_the_policy_says(backend: Backend) {
+        let app = spawn_app(backend).await;
+        let anonymous = app.browser();
+        let researcher = app.dev_browser("rui").await;
+        let admin = app.dev_browser("ada").await;
+        let csrf_r = csrf_token(&app, &researcher).await;
+        let csrf_a = csrf_token(&app, &admin).await;
+        let mut routes = mirante::auth::all_routes();
+        routes.sort_by(|a, b| (a.1.as_str(), a.0.as_str()).cmp(&(b.1.as_str(), b.0.as_str())));
+        routes.dedup();
+        let mut wrong = Vec::new();
+
+        for (method, pattern) in &routes {
+            let access = policy::lookup(method, pattern)
+                .unwrap_or_else(|| panic!("{method} {pattern} has no decision in the policy"));
+            let path = pattern
+                .replace("/items/{id}", "/items/vault")
+                .replace("/layers/{id}", "/layers/l0")
+                .replace("{*path}", "mirante.css")
+                .replace("{id}", "1");
+            let api = path.starts_with("/api/") || path.starts_with("/_fn/");
+            for (who, client, csrf) in [
+                ("anonymous", &anonymous, ""),
+                ("researcher", &researcher, csrf_r.as_str()),
+                ("admin", &admin, csrf_a.as_str()),
+            ] {
+                // Signing in or out here would change who the walker is; those routes have
+                // tests of their own.
+                if who != "anonymous" && (path == "/auth/logout" || path == "/auth/dev") {
+                    continue;
+                }
+                let url = format!("{}{path}", app.address);
+                let request = if *method == reqwest::Method::POST {
+                    client.post(url).form(&[("csrf_token", csrf)])
+                } else {
+                    client.request(method.clone(), url)
+                };
+                let response = request.send().await.unwrap();
+                let status = response.status().as_u16();
+                let to_login = response
+                    .headers()
+                    .get("location")
+                    .is_some_and(|l| l.to_str().unwrap().starts_with("/auth/login?next="));
+                let signed_out = status == 401 || to_login;
+                let expected = match (access, who) {
+                    (Access::Public, _) => !signed_out && status != 403,
+                    (Access::Catalog | Access::SignedIn | Access::Admin, "anonymous") => {
+                        if api || *method != reqwest::Method::GET { status == 401 } else { to_login }
+                    }
+                    (Access::Admin, "researcher") => status == 403,
+                    (_, _) => !signed_out && status != 403,
+                };
+                if !expected {
+                    wrong.push(format!("{who}: {method} {path} ({access:?}) answered {status}"));
+                }
+            }
+        }
+
+        assert!(routes.len() > 25, "{routes:?}");
+        assert!(wrong.is_empty(), "{wrong:#?}");
+    }
+}
