@@ -216,6 +216,22 @@ pub struct Gpu {
     pub count: u32,
 }
 
+impl std::fmt::Display for Gpu {
+    /// `2× NVIDIA RTX A5000`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}× {}", self.count, self.model)
+    }
+}
+
+/// How a layer is labelled in lists: `1 · Storage`, or the bare name for capabilities.
+pub fn layer_label(number: &str, name: &str) -> String {
+    if number.is_empty() {
+        name.to_string()
+    } else {
+        format!("{number} · {name}")
+    }
+}
+
 /// One physical host or container host named in the catalog.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -46,6 +46,13 @@ pub struct LayerRef {
     pub capability: bool,
 }
 
+impl LayerRef {
+    /// `1 · Storage`, or the bare name for capabilities.
+    pub fn label(&self) -> String {
+        mirante_domain::layer_label(&self.number, &self.name)
+    }
+}
+
 impl From<&Layer> for LayerRef {
     fn from(l: &Layer) -> Self {
         LayerRef {
@@ -218,13 +225,7 @@ fn snapshot() -> Result<std::sync::Arc<mirante_domain::Snapshot>, ServerFnError>
 fn row(snap: &mirante_domain::Snapshot, i: &Item) -> ItemRow {
     let layer_label = snap
         .layer(&i.layer)
-        .map(|l| {
-            if l.number.is_empty() {
-                l.name.clone()
-            } else {
-                format!("{} · {}", l.number, l.name)
-            }
-        })
+        .map(|l| mirante_domain::layer_label(&l.number, &l.name))
         .unwrap_or_else(|| i.layer.clone());
     ItemRow {
         id: i.id.clone(),

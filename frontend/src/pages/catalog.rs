@@ -113,14 +113,7 @@ pub fn CatalogPage() -> impl IntoView {
                 p.layers
                     .into_iter()
                     .filter(|l| l.parent.is_none())
-                    .map(|l| {
-                        let label = if l.number.is_empty() {
-                            l.name
-                        } else {
-                            format!("{} · {}", l.number, l.name)
-                        };
-                        (l.id, label)
-                    })
+                    .map(|l| (l.id.clone(), l.label()))
                     .collect()
             })
             .unwrap_or_default()

@@ -51,11 +51,7 @@ pub fn ItemView() -> impl IntoView {
                     Ok(None) => view! { <NotFound/> }.into_any(),
                     Ok(Some(page)) => {
                         let it = page.item;
-                        let layer_label = if page.layer.number.is_empty() {
-                            page.layer.name.clone()
-                        } else {
-                            format!("{} · {}", page.layer.number, page.layer.name)
-                        };
+                        let layer_label = page.layer.label();
                         let no_evidence = it.state == State::Validated && it.evidence.is_empty();
                         let no_iac = it.state == State::Declared && it.iac.is_none();
                         view! {
@@ -184,7 +180,7 @@ pub fn ItemView() -> impl IntoView {
                                                         {it
                                                             .gpus
                                                             .iter()
-                                                            .map(|g| format!("{}× {}", g.count, g.model))
+                                                            .map(ToString::to_string)
                                                             .collect::<Vec<_>>()
                                                             .join(", ")}
                                                     </dd>

@@ -51,7 +51,7 @@ pub fn LayerView() -> impl IntoView {
                                         view! {
                                             " / "
                                             <a href=format!("/layers/{}", p.id)>
-                                                {format!("{} · {}", p.number, p.name)}
+                                                {p.label()}
                                             </a>
                                         }
                                     })}
@@ -125,7 +125,7 @@ pub fn LayerView() -> impl IntoView {
                                                                     <a href=format!(
                                                                         "/layers/{}",
                                                                         c.id,
-                                                                    )>{format!("{} · {}", c.number, c.name)}</a>
+                                                                    )>{c.label()}</a>
                                                                 </li>
                                                             }
                                                         })

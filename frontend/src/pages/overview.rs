@@ -124,11 +124,7 @@ pub fn OverviewView() -> impl IntoView {
                                                     let base = format!("/catalog?layer={}", row.layer);
                                                     let capability = row.kind
                                                         == mirante_domain::LayerKind::Capability;
-                                                    let label = if row.number.is_empty() {
-                                                        row.name.clone()
-                                                    } else {
-                                                        format!("{} · {}", row.number, row.name)
-                                                    };
+                                                    let label = mirante_domain::layer_label(&row.number, &row.name);
                                                     let sites = sites.clone();
                                                     view! {
                                                         <tr class:capability=capability>

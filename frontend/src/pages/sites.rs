@@ -114,7 +114,7 @@ pub fn SitesPage() -> impl IntoView {
                                                                         {h
                                                                             .gpus
                                                                             .iter()
-                                                                            .map(|g| format!("{}× {}", g.count, g.model))
+                                                                            .map(ToString::to_string)
                                                                             .collect::<Vec<_>>()
                                                                             .join(", ")}
                                                                     </td>
