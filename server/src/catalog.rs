@@ -94,7 +94,7 @@ pub fn embedded_files() -> Vec<(String, Vec<u8>)> {
 }
 
 /// What caused a reload; recorded in the audit log.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ReloadTrigger {
     /// The first load when the server starts.
@@ -105,20 +105,21 @@ pub enum ReloadTrigger {
     Timer,
     /// `POST /api/v1/catalog/reload`.
     Api {
+        /// The signed-in admin (username) who asked.
+        user: String,
         /// The caller's address.
         peer: std::net::IpAddr,
     },
 }
 
 impl ReloadTrigger {
-    /// Who to name in the audit log. Until sign-in exists an API caller is known only by
-    /// its (loopback) address.
+    /// Who to name in the audit log: the admin who asked, or `system`.
     pub fn actor(&self) -> String {
         match self {
             ReloadTrigger::Startup | ReloadTrigger::Signal | ReloadTrigger::Timer => {
                 "system".to_owned()
             }
-            ReloadTrigger::Api { peer } => format!("local:{peer}"),
+            ReloadTrigger::Api { user, .. } => user.clone(),
         }
     }
 
@@ -235,7 +236,7 @@ impl CatalogStore {
         if new_content {
             store
                 .audit(
-                    ReloadTrigger::Startup,
+                    &ReloadTrigger::Startup,
                     serde_json::json!({
                         "trigger": ReloadTrigger::Startup,
                         "outcome": "loaded",
@@ -292,12 +293,12 @@ impl CatalogStore {
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner) = Some(ReloadFailure {
                     at: Utc::now(),
-                    trigger,
+                    trigger: trigger.clone(),
                     diagnostics: diagnostics.clone(),
                 });
                 if !(repeated && trigger == ReloadTrigger::Timer) {
                     self.audit(
-                        trigger,
+                        &trigger,
                         serde_json::json!({
                             "trigger": trigger,
                             "outcome": "failed",
@@ -320,7 +321,7 @@ impl CatalogStore {
                     tracing::debug!(catalog.trigger = trigger.name(), catalog.hash = %loaded.hash, "catalog unchanged");
                     if trigger.is_deliberate() {
                         self.audit(
-                            trigger,
+                            &trigger,
                             serde_json::json!({
                                 "trigger": trigger,
                                 "outcome": "unchanged",
@@ -349,7 +350,7 @@ impl CatalogStore {
                 );
                 self.record(&snapshot, now).await;
                 self.audit(
-                    trigger,
+                    &trigger,
                     serde_json::json!({
                         "trigger": trigger,
                         "outcome": "updated",
@@ -388,7 +389,7 @@ impl CatalogStore {
     }
 
     /// Appends a `catalog.reload` audit entry; failures are logged, as for [`Self::record`].
-    async fn audit(&self, trigger: ReloadTrigger, detail: serde_json::Value) {
+    async fn audit(&self, trigger: &ReloadTrigger, detail: serde_json::Value) {
         let actor = trigger.actor();
         let entry = NewAuditEntry {
             at: Utc::now(),
@@ -496,11 +497,12 @@ mod tests {
     #[test]
     fn a_timer_reload_is_attributed_to_the_system_and_an_api_reload_to_the_caller() {
         let api = ReloadTrigger::Api {
+            user: "ada".to_owned(),
             peer: "127.0.0.1".parse().unwrap(),
         };
 
         assert_eq!(ReloadTrigger::Timer.actor(), "system");
-        assert_eq!(api.actor(), "local:127.0.0.1");
+        assert_eq!(api.actor(), "ada");
         assert!(api.is_deliberate());
         assert!(!ReloadTrigger::Timer.is_deliberate());
     }

@@ -25,8 +25,20 @@ pub struct Provider {
 }
 
 impl Provider {
-    /// Starts `tests/oidc/provider.mjs` for a portal on `port`, with extra arguments.
+    /// Starts `tests/oidc/provider.mjs` for a portal on `port`, with extra arguments, and
+    /// waits for its readiness line. A provider that is not ready within 30 s is killed and
+    /// started again (seen once: node stuck before printing the line), at most three times.
     pub fn start(port: u16, extra: &[&str]) -> Provider {
+        for _ in 0..3 {
+            if let Some(provider) = Self::try_start(port, extra) {
+                return provider;
+            }
+            eprintln!("the test OpenID provider was not ready in 30 s; starting it again");
+        }
+        panic!("the test OpenID provider did not start");
+    }
+
+    fn try_start(port: u16, extra: &[&str]) -> Option<Provider> {
         let script = concat!(env!("CARGO_MANIFEST_DIR"), "/oidc/provider.mjs");
         let mut child = Command::new("node")
             .arg(script)
@@ -47,17 +59,25 @@ impl Provider {
             .stderr(Stdio::inherit())
             .spawn()
             .expect("cannot start node tests/oidc/provider.mjs (run `npm ci` in tests/oidc)");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let Ok(line) = rx.recv_timeout(std::time::Duration::from_secs(30)) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        };
         let ready: Value = serde_json::from_str(&line)
             .unwrap_or_else(|e| panic!("provider did not start ({e}): {line}"));
-        Provider {
+        Some(Provider {
             child,
             issuer: ready["issuer"].as_str().unwrap().to_owned(),
             events: ready["events"].as_str().unwrap().to_owned(),
-        }
+        })
     }
 
     /// The recorded events named `kind`.
@@ -342,6 +362,19 @@ on_both_databases! {
         assert!(r.text().await.unwrap().contains("Session expired"));
         assert!(actions(&app).await.iter().any(|(a, _)| a == "auth.session_expired"));
         assert_eq!(me(&app, &browser).await.status(), StatusCode::UNAUTHORIZED);
+    }
+
+    async fn a_session_ends_after_the_idle_timeout_and_activity_pushes_it_back(backend: Backend) {
+        let app = spawn_configured(backend, CatalogSetup::Small, |c, _| c.session_idle_secs = 4).await;
+        let browser = app.dev_browser("rui").await;
+
+        for _ in 0..2 {
+            tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+            assert_eq!(me(&app, &browser).await.status(), StatusCode::OK, "active: still signed in");
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(4500)).await;
+
+        assert_eq!(me(&app, &browser).await.status(), StatusCode::UNAUTHORIZED, "idle: signed out");
     }
 
     async fn sign_out_ends_the_session_and_reaches_the_providers_end_session(backend: Backend) {

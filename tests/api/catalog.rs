@@ -104,7 +104,7 @@ on_both_databases! {
         let audit = app.db.list_audit(10).await.unwrap();
         assert_eq!(audit.len(), 2);
         assert_eq!(audit[0].action, "catalog.reload");
-        assert_eq!(audit[0].actor, "local:127.0.0.1");
+        assert_eq!(audit[0].actor, "test-admin");
         assert_eq!(audit[0].target, "catalog");
         assert_eq!(audit[0].detail["outcome"], "updated");
         assert_eq!(audit[0].detail["previous_hash"], before["hash"]);

@@ -4,7 +4,7 @@
 use std::{net::SocketAddr, sync::Arc};
 
 use axum::{
-    Json,
+    Extension, Json,
     extract::{ConnectInfo, RawQuery, State},
 };
 use chrono::{DateTime, Utc};
@@ -19,6 +19,7 @@ use super::{
     schema,
 };
 use crate::{
+    auth::Principal,
     catalog::{CatalogSource, CatalogStore, ReloadOutcome, ReloadTrigger},
     state::AppState,
 };
@@ -137,11 +138,13 @@ pub struct ReloadResponse {
 pub async fn reload(
     State(catalog): State<Arc<CatalogStore>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Extension(principal): Extension<Principal>,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<ReloadResponse>, ApiError> {
     Params::parse(raw.as_deref(), &[])?;
     let outcome = catalog
         .reload(ReloadTrigger::Api {
+            user: principal.viewer.username,
             peer: peer.ip().to_canonical(),
         })
         .await?;

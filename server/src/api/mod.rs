@@ -38,6 +38,7 @@ use crate::state::AppState;
     tags(
         (name = "catalog", description = "The catalog in force: items, sites, layers, decisions, tasks, overview, reload"),
         (name = "health", description = "Liveness and readiness probes"),
+        (name = "auth", description = "Who is signed in (session or `Authorization: Bearer` API token)"),
         (name = "meta", description = "This document"),
     )
 )]
@@ -50,6 +51,7 @@ fn documented() -> OpenApiRouter<AppState> {
         .merge(items::router())
         .merge(reference::router())
         .merge(catalog::router())
+        .routes(routes!(crate::auth::me))
         .routes(routes!(openapi_json))
 }
 
@@ -116,6 +118,7 @@ mod tests {
             "/api/v1/catalog",
             "/api/v1/catalog/reload",
             "/api/v1/openapi.json",
+            "/api/v1/me",
         ] {
             assert!(paths.contains(&path), "{path} missing from {paths:?}");
         }

@@ -399,6 +399,8 @@ pub enum ReloadTrigger {
     Timer,
     /// `POST /api/v1/catalog/reload`.
     Api {
+        /// The signed-in admin (username) who asked.
+        user: String,
         /// The caller's address.
         peer: String,
     },

@@ -18,7 +18,7 @@ use anyhow::Context;
 use axum::{
     Form, Json, Router,
     extract::{Path as UrlPath, Query, Request, State},
-    http::{HeaderMap, HeaderValue, Method, StatusCode, header},
+    http::{HeaderMap, Method, StatusCode, header},
     middleware::Next,
     response::{IntoResponse, Redirect, Response},
     routing::{get, post},
@@ -54,6 +54,8 @@ pub const SESSION_COOKIE: &str = "mirante_session";
 const USER_KEY: &str = "user";
 /// Session key of a sign-in in progress.
 const LOGIN_KEY: &str = "login";
+/// Session key of the last time a request refreshed the session's idle expiry (Unix seconds).
+const SEEN_KEY: &str = "seen_at";
 /// Issuer recorded for users of the development sign-in.
 pub const DEV_ISSUER: &str = "dev";
 
@@ -93,6 +95,8 @@ pub struct Auth {
     pub public_url: String,
     /// Absolute session lifetime in seconds.
     pub session_max_secs: i64,
+    /// Seconds between two writes that push a session's idle expiry back.
+    pub session_touch_secs: i64,
     /// Whether the catalog is readable without a session.
     pub public_catalog: bool,
 }
@@ -129,6 +133,12 @@ impl Auth {
             public_origin: origin,
             public_url,
             session_max_secs: i64::try_from(config.session_max_secs).unwrap_or(i64::MAX),
+            // The store's expiry only moves when the session is saved; saving at most once a
+            // minute (sooner for very short idle timeouts) keeps the idle timeout honest
+            // without a database write per request.
+            session_touch_secs: i64::try_from(config.session_idle_secs / 4)
+                .unwrap_or(60)
+                .clamp(1, 60),
             public_catalog: config.public_catalog,
         })
     }
@@ -269,7 +279,6 @@ pub fn router() -> Router<AppState> {
         .route("/auth/callback", get(callback))
         .route("/auth/dev", post(dev_login))
         .route("/auth/logout", post(logout))
-        .route("/api/v1/me", get(me))
         .route("/profile", get(profile))
         .route("/profile/tokens", post(create_token))
         .route("/profile/tokens/{id}/revoke", post(revoke_token))
@@ -336,6 +345,17 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
                             &format!("/auth/login?next={}", encode(&path_and_query(&req))),
                         )
                     };
+                }
+                let now = Utc::now().timestamp();
+                let seen = session
+                    .get::<i64>(SEEN_KEY)
+                    .await
+                    .ok()
+                    .flatten()
+                    .unwrap_or(0);
+                if now - seen >= auth.session_touch_secs {
+                    // Modifies the session, so the layer saves it with a new idle expiry.
+                    let _ = session.insert(SEEN_KEY, now).await;
                 }
                 principal = Some(Principal {
                     user_id: user.user_id,
@@ -790,7 +810,7 @@ async fn logout(
 }
 
 /// The signed-in user as `GET /api/v1/me` returns them.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct Me {
     /// Login name.
     pub username: String,
@@ -801,11 +821,21 @@ pub struct Me {
     /// Provider groups.
     pub groups: Vec<String>,
     /// `researcher` or `admin`.
+    #[schema(value_type = String, example = "researcher")]
     pub role: Role,
 }
 
-/// `GET /api/v1/me`.
-async fn me(principal: axum::Extension<Principal>) -> Json<Me> {
+/// Who the session or API token belongs to, with their role.
+#[utoipa::path(
+    get,
+    path = "/api/v1/me",
+    tag = "auth",
+    responses(
+        (status = 200, description = "The signed-in user", body = Me),
+        (status = 401, description = "No session and no valid API token", body = crate::api::error::ErrorBody),
+    )
+)]
+pub async fn me(principal: axum::Extension<Principal>) -> Json<Me> {
     let v = &principal.viewer;
     Json(Me {
         username: v.username.clone(),
@@ -925,13 +955,10 @@ async fn audit_token(db: &Db, actor: &str, action: &str, id: i64, name: &str) {
     }
 }
 
-/// Keeps `HeaderValue` in use for the no-store header on pages with secrets.
-pub(crate) fn no_store() -> (header::HeaderName, HeaderValue) {
-    (header::CACHE_CONTROL, HeaderValue::from_static("no-store"))
-}
-
 #[cfg(test)]
 mod tests {
+    use axum::http::HeaderValue;
+
     use super::*;
 
     #[test]
