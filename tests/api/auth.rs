@@ -256,6 +256,43 @@ on_both_databases! {
         assert!(audit.iter().any(|(a, d)| a == "auth.sign_in" && d["role"] == "admin" && d["issuer"] == provider.issuer));
     }
 
+    async fn the_session_cookie_is_http_only_same_site_lax_and_gets_a_new_id_at_sign_in(backend: Backend) {
+        let (app, _provider) = spawn_with_provider(backend, &[]).await;
+        let browser = app.browser();
+        let set_cookie = |r: &Response| {
+            r.headers()
+                .get_all("set-cookie")
+                .iter()
+                .map(|v| v.to_str().unwrap().to_owned())
+                .find(|c| c.starts_with("mirante_session="))
+                .expect("no mirante_session cookie")
+        };
+
+        let start = browser.get(format!("{}/auth/login", app.address)).send().await.unwrap();
+        let before = set_cookie(&start);
+        let r = browser.get(location(&start)).send().await.unwrap();
+        let interaction = location(&r);
+        browser.get(interaction.clone()).send().await.unwrap();
+        let r = browser
+            .post(format!("{interaction}/login"))
+            .form(&[("username", "admin"), ("password", "admin-pass")])
+            .send()
+            .await
+            .unwrap();
+        let r = browser.get(location(&r)).send().await.unwrap();
+        let signed_in = browser.get(location(&r)).send().await.unwrap();
+        let after = set_cookie(&signed_in);
+
+        for cookie in [&before, &after] {
+            assert!(cookie.contains("HttpOnly"), "{cookie}");
+            assert!(cookie.contains("SameSite=Lax"), "{cookie}");
+            assert!(cookie.contains("Path=/"), "{cookie}");
+            assert!(!cookie.contains("Secure"), "plain http: {cookie}");
+        }
+        let id = |c: &str| c.split(';').next().unwrap().to_owned();
+        assert_ne!(id(&before), id(&after), "the session id changes at sign-in");
+    }
+
     async fn hs256_id_tokens_signed_with_the_client_secret_are_accepted(backend: Backend) {
         let (app, _provider) = spawn_with_provider(backend, &["--hs256"]).await;
 
