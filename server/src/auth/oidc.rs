@@ -245,7 +245,7 @@ impl Oidc {
             username,
             name,
             email,
-            groups: info.additional_claims().groups.clone(),
+            groups: groups(&info.additional_claims().groups, &id_token.to_string()),
             id_token: id_token.to_string(),
         })
     }
@@ -275,5 +275,57 @@ fn describe<RE: std::error::Error + 'static, T: openidconnect::ErrorResponse + '
             .and_then(|v| v["error"].as_str().map(str::to_owned))
             .unwrap_or_else(|| "error response".to_owned()),
         other => other.to_string(),
+    }
+}
+
+/// The user's groups: from userinfo, or else from the ID token's `groups` claim (Authentik
+/// sends them in both; other providers may send them in only one).
+fn groups(from_userinfo: &[String], verified_id_token: &str) -> Vec<String> {
+    if !from_userinfo.is_empty() {
+        return from_userinfo.to_vec();
+    }
+    id_token_groups(verified_id_token)
+}
+
+/// The `groups` claim of an ID token whose signature has already been verified.
+fn id_token_groups(verified_id_token: &str) -> Vec<String> {
+    use base64::{Engine as _, engine::general_purpose::URL_SAFE_NO_PAD};
+    verified_id_token
+        .split('.')
+        .nth(1)
+        .and_then(|payload| URL_SAFE_NO_PAD.decode(payload).ok())
+        .and_then(|json| serde_json::from_slice::<GroupsClaim>(&json).ok())
+        .map(|claim| claim.groups)
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod groups_tests {
+    use base64::{Engine as _, engine::general_purpose::URL_SAFE_NO_PAD};
+
+    use super::*;
+
+    fn token(payload: &str) -> String {
+        format!("e30.{}.c2ln", URL_SAFE_NO_PAD.encode(payload))
+    }
+
+    #[test]
+    fn groups_come_from_userinfo_when_it_has_them() {
+        let t = token(r#"{"sub":"1","groups":["from-token"]}"#);
+
+        assert_eq!(groups(&["portal-admins".into()], &t), ["portal-admins"]);
+    }
+
+    #[test]
+    fn groups_fall_back_to_the_id_token_claim() {
+        let t = token(r#"{"sub":"1","groups":["portal-admins","researchers"]}"#);
+
+        assert_eq!(groups(&[], &t), ["portal-admins", "researchers"]);
+    }
+
+    #[test]
+    fn a_token_without_groups_gives_none() {
+        assert!(groups(&[], &token(r#"{"sub":"1"}"#)).is_empty());
+        assert!(groups(&[], "not-a-jwt").is_empty());
     }
 }
