@@ -14,6 +14,8 @@ use std::{
 
 use anyhow::{Context, Result, bail};
 
+mod bench;
+
 /// Name of the wasm bundle and stylesheet; also set as `LEPTOS_OUTPUT_NAME` in .cargo/config.toml.
 const OUTPUT_NAME: &str = "mirante";
 
@@ -23,7 +25,9 @@ commands:
   run      build everything (wasm bundle included) and start the portal on http://127.0.0.1:3000
   build    build the wasm bundle and the server
   test     formatting, lints, every unit/integration test and the browser tests
-  setup    install the tools the other commands need";
+  setup    install the tools the other commands need
+  bench    build for release and measure catalog load, memory, start-up and HTTP latency
+           and throughput on synthetic catalogs (--quick: 1,000 items, short runs)";
 
 fn main() -> ExitCode {
     match run() {
@@ -55,6 +59,10 @@ fn run() -> Result<()> {
             test()
         }
         Some("setup") => setup(true),
+        Some("bench") => {
+            setup(false)?;
+            bench::run(&root, &args[1..])
+        }
         _ => {
             println!("{USAGE}");
             Ok(())
