@@ -1,0 +1,225 @@
+//! Forges: where the devops monorepo lives and where pull requests are opened.
+//!
+//! Every forge implements [`Forge`]. The proposing worker calls it step by step (branch with one
+//! commit, then the pull request) and every step is idempotent: a step that already happened —
+//! a branch with that name, a pull request for that branch — is found and reused, so a worker
+//! that crashed between two steps resumes without opening a second pull request.
+
+use std::fmt;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+/// Which kind of forge (`MIRANTE_FORGE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ForgeKind {
+    /// A git repository on disk; pull requests are branches plus a record in the portal.
+    #[default]
+    Local,
+    /// GitHub or GitHub Enterprise (REST v3).
+    Github,
+    /// GitLab (REST v4).
+    Gitlab,
+    /// Gitea or Forgejo (REST v1).
+    Gitea,
+}
+
+impl fmt::Display for ForgeKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ForgeKind::Local => "local",
+            ForgeKind::Github => "github",
+            ForgeKind::Gitlab => "gitlab",
+            ForgeKind::Gitea => "gitea",
+        })
+    }
+}
+
+/// One file to add or replace, path relative to the repository root.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileChange {
+    /// Relative path with `/` separators; never absolute, never with `..`.
+    pub path: String,
+    /// The whole new content (UTF-8 text).
+    pub content: String,
+}
+
+/// Who a commit is attributed to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommitAuthor {
+    /// Display name.
+    pub name: String,
+    /// E-mail address.
+    pub email: String,
+}
+
+/// A branch with exactly one commit on top of `base` holding `files`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BranchSpec {
+    /// The new branch, e.g. `mirante/42-gpu-workspace-alice`.
+    pub branch: String,
+    /// The branch it starts from and will be merged into (usually `main`).
+    pub base: String,
+    /// The commit message.
+    pub message: String,
+    /// The commit's author.
+    pub author: CommitAuthor,
+    /// Every file of the commit.
+    pub files: Vec<FileChange>,
+}
+
+/// A pull request (a merge request on GitLab) to open.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PullRequestSpec {
+    /// The branch with the changes.
+    pub branch: String,
+    /// The branch to merge into.
+    pub base: String,
+    /// Title (one line).
+    pub title: String,
+    /// Body (Markdown).
+    pub body: String,
+}
+
+/// A pull request as the forge knows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PullRequest {
+    /// The forge's number for it (GitHub/Gitea `number`, GitLab `iid`, local record id).
+    pub number: u64,
+    /// Where a person opens it.
+    pub url: String,
+    /// Its source branch.
+    pub branch: String,
+    /// Where it stands.
+    pub state: PullRequestState,
+}
+
+/// Where a pull request stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PullRequestState {
+    /// Open, waiting for review.
+    Open,
+    /// Merged into its base.
+    Merged,
+    /// Closed without merging.
+    Closed,
+}
+
+/// How a local merge is made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MergeStyle {
+    /// Move the base to the branch's commit when the base has not moved; else a merge commit.
+    FastForward,
+    /// Always a merge commit.
+    MergeCommit,
+}
+
+/// What went wrong talking to a forge. [`ForgeError::is_retryable`] tells the worker whether
+/// to try again later.
+#[derive(Debug, thiserror::Error)]
+pub enum ForgeError {
+    /// The token was refused (401/403): retrying will not help until configuration changes.
+    #[error("the forge refused the credentials: {0}")]
+    Unauthorized(String),
+    /// The repository, branch or pull request does not exist.
+    #[error("not found on the forge: {0}")]
+    NotFound(String),
+    /// Something with that name already exists and is not ours to reuse.
+    #[error("already exists on the forge: {0}")]
+    Conflict(String),
+    /// The forge rejected the request's content (422 and the like).
+    #[error("the forge rejected the request: {0}")]
+    Rejected(String),
+    /// The forge is down, slow or answered 5xx / 429: try again later.
+    #[error("the forge is unavailable: {0}")]
+    Unavailable(String),
+    /// This forge cannot do that (e.g. merging from the portal on a hosted forge).
+    #[error("not supported by this forge: {0}")]
+    Unsupported(String),
+    /// Anything else (a local git error, an answer that does not parse).
+    #[error("forge error: {0}")]
+    Other(String),
+}
+
+impl ForgeError {
+    /// Whether the same call may succeed later without anyone changing anything.
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, ForgeError::Unavailable(_))
+    }
+}
+
+/// The result of a forge call.
+pub type ForgeResult<T> = Result<T, ForgeError>;
+
+/// A forge holding the devops monorepo.
+///
+/// Errors never carry the token. Implementations must be cheap to share (`Arc<dyn Forge>`).
+#[async_trait]
+pub trait Forge: Send + Sync {
+    /// Which kind this is.
+    fn kind(&self) -> ForgeKind;
+
+    /// The commit id at the tip of `branch`, or `None` when the branch does not exist.
+    async fn branch_head(&self, branch: &str) -> ForgeResult<Option<String>>;
+
+    /// The content of `path` on `rev` (a branch name), or `None` when there is no such file.
+    async fn read_file(&self, rev: &str, path: &str) -> ForgeResult<Option<String>>;
+
+    /// Whether `path` (a file or a directory) exists on `rev`.
+    async fn path_exists(&self, rev: &str, path: &str) -> ForgeResult<bool>;
+
+    /// Creates `spec.branch` from `spec.base` with one commit holding `spec.files`, and
+    /// returns the commit id. When the branch already exists and its tip holds exactly these
+    /// files, returns its tip unchanged (a resumed attempt); when it exists with other
+    /// content, fails with [`ForgeError::Conflict`].
+    async fn create_branch(&self, spec: &BranchSpec) -> ForgeResult<String>;
+
+    /// The pull request whose source branch is `branch` (open, merged or closed), if any.
+    async fn find_pull_request(&self, branch: &str) -> ForgeResult<Option<PullRequest>>;
+
+    /// Opens a pull request. Callers look for an existing one with
+    /// [`Forge::find_pull_request`] first; an "already exists" answer from the forge is
+    /// answered by returning the existing pull request.
+    async fn open_pull_request(&self, spec: &PullRequestSpec) -> ForgeResult<PullRequest>;
+
+    /// The pull request numbered `number`, as it stands now.
+    async fn pull_request(&self, number: u64) -> ForgeResult<PullRequest>;
+
+    /// Merges a pull request from the portal. Only the local forge does this; hosted forges
+    /// answer [`ForgeError::Unsupported`] (people merge there).
+    async fn merge(&self, number: u64, style: MergeStyle) -> ForgeResult<PullRequest> {
+        let _ = (number, style);
+        Err(ForgeError::Unsupported(format!(
+            "merging from the portal on {}",
+            self.kind()
+        )))
+    }
+}
+
+/// What a verified forge webhook says about a pull request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WebhookEvent {
+    /// The forge that sent it.
+    pub forge: ForgeKind,
+    /// The pull request's number (GitLab `iid`).
+    pub number: u64,
+    /// Its source branch; the portal's branches start with `mirante/`.
+    pub branch: String,
+    /// Where it stands now.
+    pub state: PullRequestState,
+}
+
+/// Why a webhook was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum WebhookError {
+    /// The signature or token header is missing or does not match the secret (answer 401 and
+    /// write an audit entry).
+    #[error("the webhook signature is missing or wrong")]
+    BadSignature,
+    /// Signed correctly but not a payload this forge sends (answer 400).
+    #[error("the webhook payload is malformed: {0}")]
+    Malformed(String),
+}
