@@ -85,6 +85,29 @@ pub fn negotiate(cookie: Option<&str>, accept_language: Option<&str>) -> Lang {
         .unwrap_or(Lang::En)
 }
 
+/// The reader's language from a request's headers: the language cookie, then
+/// `Accept-Language`. Used by the pages the server renders outside the Leptos app too.
+#[cfg(feature = "ssr")]
+pub fn from_headers(headers: &http::HeaderMap) -> Lang {
+    let joined = |name: http::header::HeaderName| {
+        headers
+            .get_all(name)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .collect::<Vec<_>>()
+            .join(";")
+    };
+    let cookies = joined(http::header::COOKIE);
+    let cookie = cookies.split(';').find_map(|c| {
+        let (k, v) = c.trim().split_once('=')?;
+        (k == LANG_COOKIE).then_some(v.to_string())
+    });
+    negotiate(
+        cookie.as_deref(),
+        Some(&joined(http::header::ACCEPT_LANGUAGE)),
+    )
+}
+
 /// The translation of `key` in `lang`.
 pub fn t(lang: Lang, key: &str) -> String {
     LOCALES.lookup(lang.id(), key)
@@ -158,21 +181,6 @@ pub fn initial_lang() -> Lang {
     {
         use leptos::context::use_context;
         if let Some(parts) = use_context::<http::request::Parts>() {
-            let header = |name: http::header::HeaderName| {
-                parts
-                    .headers
-                    .get_all(name)
-                    .iter()
-                    .filter_map(|v| v.to_str().ok())
-                    .collect::<Vec<_>>()
-                    .join(";")
-            };
-            let cookies = header(http::header::COOKIE);
-            let cookie = cookies.split(';').find_map(|c| {
-                let (k, v) = c.trim().split_once('=')?;
-                (k == LANG_COOKIE).then_some(v.to_string())
-            });
-            let accept = header(http::header::ACCEPT_LANGUAGE);
             // `?lang=` is the language switch without JavaScript: it wins and is remembered.
             let asked = parts.uri.query().and_then(|q| {
                 q.split('&')
@@ -183,7 +191,7 @@ pub fn initial_lang() -> Lang {
                 remember(lang);
                 return lang;
             }
-            return negotiate(cookie.as_deref(), Some(&accept));
+            return from_headers(&parts.headers);
         }
     }
     #[cfg(feature = "hydrate")]

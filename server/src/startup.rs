@@ -135,6 +135,9 @@ impl Application {
             .catalog
             .spawn_reloaders(Some(refresh), background.clone());
         spawn_session_cleanup(self.sessions.clone(), background.clone());
+        if let Some(provider) = &self.state.auth.oidc {
+            tokio::spawn(Arc::clone(provider).keep_fresh(background.clone()));
+        }
         tracing::info!(
             http.addr = %self.addr,
             http.public_url = %self.state.config.public_url(),
