@@ -123,28 +123,39 @@ pub fn t_args(lang: Lang, key: &str, args: &[(&'static str, FluentValue<'static>
 }
 
 /// The reader's language, shared through context.
+///
+/// Reading it never panics: a page whose request was cancelled may finish rendering after its
+/// reactive owner is gone (then context and signals are gone too); such a render falls back to
+/// English and its output is thrown away anyway.
 #[derive(Clone, Copy)]
-pub struct I18n(pub RwSignal<Lang>);
+pub struct I18n(Option<RwSignal<Lang>>);
 
-/// The reader's language from context.
+/// The reader's language from context (English when there is none).
 pub fn use_i18n() -> I18n {
-    expect_context::<I18n>()
+    use_context::<I18n>().unwrap_or(I18n(None))
 }
 
 impl I18n {
-    /// The language now.
+    /// A language to provide as context.
+    pub fn new(lang: Lang) -> Self {
+        I18n(Some(RwSignal::new(lang)))
+    }
+
+    /// The language now (tracked in reactive contexts).
     pub fn lang(self) -> Lang {
-        self.0.get()
+        self.0.and_then(|s| s.try_get()).unwrap_or(Lang::En)
     }
 
     /// A reactive translation of `key`, for use in views.
     pub fn tr(self, key: &'static str) -> impl Fn() -> String + Copy + Send + Sync + 'static {
-        move || t(self.0.get(), key)
+        move || t(self.lang(), key)
     }
 
     /// Switches the language and remembers the choice.
     pub fn set(self, lang: Lang) {
-        self.0.set(lang);
+        if let Some(signal) = self.0 {
+            signal.try_set(lang);
+        }
         #[cfg(feature = "hydrate")]
         {
             use wasm_bindgen::JsCast;
