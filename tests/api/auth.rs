@@ -623,6 +623,21 @@ on_both_databases! {
         assert!(stored.iter().all(|e| !e.detail.to_string().contains(&token)), "the token is not logged");
     }
 
+    async fn a_token_used_again_within_a_minute_costs_no_write(backend: Backend) {
+        let app = spawn_app(backend).await;
+        let token = seed_token(&app.db, "script", &["researchers"]).await;
+        let hash = mirante::auth::token_hash(&token);
+        let use_it = || app.anonymous.get(format!("{}/api/v1/me", app.address)).bearer_auth(&token).send();
+
+        assert_eq!(use_it().await.unwrap().status(), StatusCode::OK);
+        let first = app.db.active_api_token(&hash).await.unwrap().unwrap().last_used_at;
+        assert_eq!(use_it().await.unwrap().status(), StatusCode::OK);
+        let second = app.db.active_api_token(&hash).await.unwrap().unwrap().last_used_at;
+
+        assert!(first.is_some(), "the first use is noted");
+        assert_eq!(first, second, "a second use within the minute is not written");
+    }
+
     async fn every_route_answers_anonymous_researchers_and_admins_as_the_policy_says(backend: Backend) {
         let app = spawn_app(backend).await;
         let anonymous = app.browser();

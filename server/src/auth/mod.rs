@@ -467,14 +467,23 @@ fn same_origin(headers: &HeaderMap, public_origin: &str) -> bool {
     host.is_some_and(|h| origin == format!("http://{h}") || origin == format!("https://{h}"))
 }
 
+/// How stale a token's `last_used_at` may get before a use writes it again.
+const TOKEN_USE_RESOLUTION_SECS: i64 = 60;
+
 async fn principal_from_token(state: &AppState, token: &str) -> anyhow::Result<Option<Principal>> {
-    let Some(user_id) = state
-        .db
-        .use_api_token(&token_hash(token), Utc::now())
-        .await?
-    else {
+    let Some(active) = state.db.active_api_token(&token_hash(token)).await? else {
         return Ok(None);
     };
+    let user_id = active.app_user_id;
+    // The profile shows when a token was last used to the minute; noting every use would be
+    // a database write per API request.
+    let now = Utc::now();
+    if active
+        .last_used_at
+        .is_none_or(|at| now - at >= chrono::Duration::seconds(TOKEN_USE_RESOLUTION_SECS))
+    {
+        state.db.touch_api_token(active.api_token_id, now).await?;
+    }
     let Some(user) = state.db.user(user_id).await? else {
         return Ok(None);
     };
