@@ -237,7 +237,7 @@ fn read_capped(path: &Path) -> Result<Vec<u8>, String> {
 }
 
 fn join(base: &str, rel: &str) -> String {
-    if base.is_empty() || base == "." {
+    if base.is_empty() {
         rel.to_owned()
     } else if rel.is_empty() {
         base.to_owned()
