@@ -836,3 +836,159 @@ fn unsafe_rendered_paths_are_recognised() {
         assert!(render::check_path(ok).is_ok(), "{ok:?}");
     }
 }
+
+/// The CloudNativePG schemas the postgres-cnpg output must follow (see the fixtures' README).
+const CRDS: [&str; 4] = [
+    include_str!("../../../tests/fixtures/crds/clusters.json"),
+    include_str!("../../../tests/fixtures/crds/databases.json"),
+    include_str!("../../../tests/fixtures/crds/scheduledbackups.json"),
+    include_str!("../../../tests/fixtures/crds/objectstores.json"),
+];
+
+/// The schema for a document's apiVersion and kind.
+fn crd_schema(doc: &Json) -> Json {
+    CRDS.iter()
+        .map(|s| serde_json::from_str::<Json>(s).unwrap())
+        .find(|c| {
+            doc["apiVersion"]
+                == json!(format!(
+                    "{}/{}",
+                    c["group"].as_str().unwrap(),
+                    c["version"].as_str().unwrap()
+                ))
+                && doc["kind"] == c["kind"]
+        })
+        .map(|c| c["schema"].clone())
+        .unwrap_or_else(|| panic!("no schema for {} {}", doc["apiVersion"], doc["kind"]))
+}
+
+/// Checks `v` against a Kubernetes structural schema as the API server would, except that a
+/// field the schema does not know is an error here (the API server would silently prune it,
+/// which is how a misspelt field goes unnoticed).
+fn structural(v: &Json, schema: &Json, at: &str, errors: &mut Vec<String>) {
+    if schema["x-kubernetes-int-or-string"] == json!(true) {
+        if !(v.is_string() || v.is_i64() || v.is_u64()) {
+            errors.push(format!("{at}: expected an integer or a string, got {v}"));
+        }
+        return;
+    }
+    let ok = match schema["type"].as_str() {
+        Some("object") => v.is_object(),
+        Some("array") => v.is_array(),
+        Some("string") => v.is_string(),
+        Some("integer") => v.is_i64() || v.is_u64(),
+        Some("number") => v.is_number(),
+        Some("boolean") => v.is_boolean(),
+        _ => true,
+    };
+    if !ok {
+        errors.push(format!("{at}: expected {}, got {v}", schema["type"]));
+        return;
+    }
+    if let Some(allowed) = schema["enum"].as_array()
+        && !allowed.contains(v)
+    {
+        errors.push(format!("{at}: {v} is not one of {allowed:?}"));
+    }
+    if let (Some(p), Some(s)) = (schema["pattern"].as_str(), v.as_str())
+        && !regex::Regex::new(p).unwrap().is_match(s)
+    {
+        errors.push(format!("{at}: {s:?} does not match {p}"));
+    }
+    if let (Some(min), Some(n)) = (schema["minimum"].as_f64(), v.as_f64())
+        && n < min
+    {
+        errors.push(format!("{at}: {n} is below {min}"));
+    }
+    if let (Some(max), Some(n)) = (schema["maximum"].as_f64(), v.as_f64())
+        && n > max
+    {
+        errors.push(format!("{at}: {n} is above {max}"));
+    }
+    if let Some(obj) = v.as_object() {
+        for r in schema["required"].as_array().into_iter().flatten() {
+            if !obj.contains_key(r.as_str().unwrap()) {
+                errors.push(format!("{at}: missing {r}"));
+            }
+        }
+        let props = schema["properties"].as_object();
+        let open = schema["x-kubernetes-preserve-unknown-fields"] == json!(true);
+        for (k, child) in obj {
+            let here = format!("{at}.{k}");
+            if let Some(s) = props.and_then(|p| p.get(k)) {
+                structural(child, s, &here, errors);
+            } else if let Some(s) = schema.get("additionalProperties").filter(|s| s.is_object()) {
+                structural(child, s, &here, errors);
+            } else if !open && props.is_some() {
+                errors.push(format!("{here}: not in the schema"));
+            }
+        }
+    }
+    if let (Some(items), Some(schema)) = (v.as_array(), schema.get("items")) {
+        for (i, item) in items.iter().enumerate() {
+            structural(item, schema, &format!("{at}[{i}]"), errors);
+        }
+    }
+}
+
+fn schema_errors(doc: &Json) -> Vec<String> {
+    let mut errors = Vec::new();
+    let schema = crd_schema(doc);
+    structural(doc, &schema, "", &mut errors);
+    errors
+}
+
+#[test]
+fn every_postgres_cnpg_object_follows_the_cloudnativepg_schemas() {
+    let r = render(
+        "postgres-cnpg",
+        database(
+            json!({"instances": 5, "storage_gib": 1024, "storage_class": "linstor-ssd",
+                        "owner": "corpus_owner", "databases": ["corpus", "corpus_raw"],
+                        "backup_destination": "s3://pg-backups/nlp/",
+                        "backup_endpoint": "http://rgw.internal:7480",
+                        "backup_schedule": "daily", "backup_retention_days": 365}),
+        ),
+    )
+    .unwrap();
+
+    let mut kinds = Vec::new();
+    for f in &r.files {
+        for doc in docs(&r, f.path.rsplit('/').next().unwrap()) {
+            kinds.push(doc["kind"].as_str().unwrap().to_owned());
+            let errors = schema_errors(&doc);
+            assert!(errors.is_empty(), "{}: {errors:#?}", f.path);
+        }
+    }
+    kinds.sort();
+    assert_eq!(
+        kinds,
+        [
+            "Cluster",
+            "Database",
+            "Database",
+            "ObjectStore",
+            "ScheduledBackup"
+        ]
+    );
+}
+
+#[test]
+fn the_schema_check_catches_a_misspelt_or_mistyped_field() {
+    let r = render("postgres-cnpg", database(json!({}))).unwrap();
+    let mut cluster = doc(&r, "cluster.yaml");
+    cluster["spec"]["instance"] = json!(3);
+    cluster["spec"]["managed"]["roles"][0]["login"] = json!("yes");
+    cluster["spec"]["managed"]["roles"][0]["ensure"] = json!("exists");
+
+    let errors = schema_errors(&cluster);
+
+    assert_eq!(
+        errors,
+        [
+            ".spec.instance: not in the schema",
+            ".spec.managed.roles[0].ensure: \"exists\" is not one of [String(\"present\"), String(\"absent\")]",
+            ".spec.managed.roles[0].login: expected \"boolean\", got \"yes\"",
+        ]
+    );
+}
