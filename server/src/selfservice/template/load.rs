@@ -42,6 +42,9 @@ pub(super) fn embedded() -> TemplateSet {
     fn walk(dir: &Dir<'static>, out: &mut BTreeMap<String, Folder>) {
         for file in dir.files() {
             let path = file.path().to_string_lossy().replace('\\', "/");
+            if is_hidden(&path) {
+                continue;
+            }
             if let Some((id, rel)) = path.split_once('/') {
                 out.entry(id.to_owned())
                     .or_default()
@@ -66,6 +69,9 @@ pub(super) fn from_files(origin: &str, files: Vec<(String, Vec<u8>)>) -> Templat
     let mut folders: BTreeMap<String, Folder> = BTreeMap::new();
     let mut problems = Vec::new();
     for (path, bytes) in files {
+        if is_hidden(&path) {
+            continue;
+        }
         match path.split_once('/') {
             Some((id, rel)) if !id.is_empty() && !rel.is_empty() => {
                 folders
@@ -173,6 +179,10 @@ fn read_folder(
         }
     };
     for (name, path) in entries {
+        if name.starts_with('.') {
+            // `.gitkeep` and the like: never rendered, never proposed.
+            continue;
+        }
         let rel_path = if rel.is_empty() {
             name.clone()
         } else {
@@ -234,6 +244,11 @@ fn read_capped(path: &Path) -> Result<Vec<u8>, String> {
         return Err(format!("larger than {} KiB", MAX_FILE_BYTES / 1024));
     }
     Ok(bytes)
+}
+
+/// Whether any segment of a `/`-separated path starts with `.` (`.gitkeep`, `.github/…`).
+fn is_hidden(path: &str) -> bool {
+    path.split('/').any(|s| s.starts_with('.'))
 }
 
 fn join(base: &str, rel: &str) -> String {

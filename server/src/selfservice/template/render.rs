@@ -41,7 +41,7 @@ pub(super) const SLUG: &str = "@slug";
 /// Prefix of the compiled name of a skeleton file's path.
 pub(super) const PATH_PREFIX: &str = "@path/";
 /// The budget of one render (see minijinja's fuel): ample for real templates, a bound on loops.
-const FUEL: u64 = 2_000_000;
+const FUEL: u64 = 500_000;
 /// Longest slug, in characters.
 pub const MAX_SLUG: usize = 48;
 /// Longest rendered path, in bytes.

@@ -992,3 +992,57 @@ fn the_schema_check_catches_a_misspelt_or_mistyped_field() {
         ]
     );
 }
+
+#[test]
+fn a_template_that_loops_without_end_runs_out_of_fuel_quickly() {
+    let s = set(&[
+        ("mini/template.yaml", MINIMAL),
+        (
+            "mini/skeleton/a.txt",
+            "{% for a in range(100000) %}{% for b in range(100000) %}x{% endfor %}{% endfor %}",
+        ),
+    ]);
+    let started = std::time::Instant::now();
+
+    let e = s
+        .get("mini")
+        .unwrap()
+        .render(&json!({"app": "a"}), &ctx())
+        .unwrap_err();
+
+    let RenderError::Template(m) = e else {
+        panic!("expected a template error")
+    };
+    assert!(m.contains("fuel"), "{m}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+}
+
+#[test]
+fn hidden_files_in_a_template_folder_are_neither_loaded_nor_proposed() {
+    let s = set(&[
+        ("mini/template.yaml", MINIMAL),
+        ("mini/skeleton/a.txt", "{{ app }}"),
+        ("mini/skeleton/.gitkeep", ""),
+        ("mini/skeleton/.hidden/b.txt", "{{ nope }}"),
+        (".github/workflows/x.yaml", "not a template"),
+    ]);
+
+    let r = s
+        .get("mini")
+        .unwrap()
+        .render(&json!({"app": "a"}), &ctx())
+        .unwrap();
+
+    assert_eq!(s.problems(), &[] as &[Diagnostic]);
+    assert_eq!(paths(&r), ["apps/a/a.txt"]);
+}
+
+#[test]
+fn a_template_set_can_be_shared_between_threads() {
+    fn shareable<T: Send + Sync + 'static>(_: &T) {}
+
+    shareable(&*SHIPPED);
+    let handle = std::thread::spawn(|| SHIPPED.templates().len());
+
+    assert_eq!(handle.join().unwrap(), 2);
+}
