@@ -399,3 +399,68 @@ fn dns_labels_follow_rfc_1123() {
         assert!(!is_dns_label(bad), "{bad}");
     }
 }
+
+mod properties {
+    use proptest::prelude::*;
+    use serde_json::{Map, Value, json};
+
+    use super::super::*;
+    use super::{catalog, workspace};
+
+    /// Any JSON value: scalars of every type, nested arrays and objects, keys that are often
+    /// parameter names.
+    fn any_json() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>().prop_map(|f| json!(f)),
+            "\\PC{0,40}".prop_map(Value::from),
+            any::<String>().prop_map(Value::from),
+        ];
+        leaf.prop_recursive(3, 24, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::from),
+                prop::collection::btree_map(
+                    prop_oneof![
+                        Just("name".to_owned()),
+                        Just("cluster".to_owned()),
+                        Just("gpus".to_owned()),
+                        Just("databases".to_owned()),
+                        Just("note".to_owned()),
+                        "[a-z]{1,8}",
+                    ],
+                    inner,
+                    0..6
+                )
+                .prop_map(|m| Value::Object(m.into_iter().collect::<Map<_, _>>())),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Validation never panics, and what it accepts it accepts again unchanged.
+        #[test]
+        fn validation_never_panics_and_its_output_validates_to_itself(values in any_json()) {
+            if let Ok(normalized) = validate(&workspace(), &values, &catalog()) {
+                let again = validate(&workspace(), &Value::Object(normalized.clone()), &catalog());
+                prop_assert_eq!(again, Ok(normalized));
+            }
+        }
+
+        /// Every error names a parameter or an unknown key of the input, and no message holds a
+        /// control character.
+        #[test]
+        fn every_error_names_a_field_and_prints_safely(values in any_json()) {
+            if let Err(errors) = validate(&workspace(), &values, &catalog()) {
+                prop_assert!(!errors.is_empty());
+                for e in errors {
+                    prop_assert!(!e.message.chars().any(is_forbidden_char), "{:?}", e.message);
+                    prop_assert!(!e.field.chars().any(is_forbidden_char), "{:?}", e.field);
+                }
+            }
+        }
+    }
+}
