@@ -67,7 +67,6 @@ pub(super) fn embedded() -> TemplateSet {
 
 pub(super) fn from_files(origin: &str, files: Vec<(String, Vec<u8>)>) -> TemplateSet {
     let mut folders: BTreeMap<String, Folder> = BTreeMap::new();
-    let mut problems = Vec::new();
     for (path, bytes) in files {
         if is_hidden(&path) {
             continue;
@@ -79,15 +78,11 @@ pub(super) fn from_files(origin: &str, files: Vec<(String, Vec<u8>)>) -> Templat
                     .or_default()
                     .insert(rel.to_owned(), bytes);
             }
-            _ => problems.push(Diagnostic::new(
-                join(origin, &path),
-                0,
-                0,
-                "not inside a template folder (expected <id>/template.yaml or <id>/skeleton/…)",
-            )),
+            // Files beside the template folders (a README), as on disk.
+            _ => {}
         }
     }
-    build_all(origin, folders, problems)
+    build_all(origin, folders, Vec::new())
 }
 
 pub(super) fn dir(root: &Path) -> TemplateSet {

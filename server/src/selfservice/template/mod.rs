@@ -68,8 +68,9 @@ impl TemplateSet {
     }
 
     /// Templates from files already in memory, such as a tree read from git: `(path, contents)`
-    /// with paths `<id>/template.yaml` and `<id>/skeleton/…` relative to the templates folder.
-    /// `origin` prefixes the file names of problems (e.g. `monorepo:templates`).
+    /// with paths `<id>/template.yaml` and `<id>/skeleton/…` relative to the templates folder
+    /// (files beside the folders, and hidden ones, are ignored). `origin` prefixes the file
+    /// names of problems (e.g. `monorepo:templates`).
     pub fn from_files(origin: &str, files: Vec<(String, Vec<u8>)>) -> Self {
         load::from_files(origin, files)
     }

@@ -1018,13 +1018,14 @@ fn a_template_that_loops_without_end_runs_out_of_fuel_quickly() {
 }
 
 #[test]
-fn hidden_files_in_a_template_folder_are_neither_loaded_nor_proposed() {
+fn hidden_files_and_files_beside_the_templates_are_neither_loaded_nor_proposed() {
     let s = set(&[
         ("mini/template.yaml", MINIMAL),
         ("mini/skeleton/a.txt", "{{ app }}"),
         ("mini/skeleton/.gitkeep", ""),
         ("mini/skeleton/.hidden/b.txt", "{{ nope }}"),
         (".github/workflows/x.yaml", "not a template"),
+        ("README.md", "How to write a template"),
     ]);
 
     let r = s
