@@ -486,10 +486,15 @@ pub fn check_path(path: &str) -> Result<(), String> {
 /// Every `*.yaml`/`*.yml` file must parse (all of its documents, with serde-saphyr's resource
 /// limits); every non-empty document must be a mapping with `apiVersion`, `kind` and
 /// `metadata.name`; names must be RFC 1123 (a label for a Namespace and for
-/// `metadata.namespace`, a subdomain otherwise); label keys and values must be valid; a
-/// `Secret` may not carry `data` or `stringData` (secrets never go to git).
+/// `metadata.namespace`, a subdomain otherwise); label keys and values must be valid; no two
+/// objects share a kind, namespace and name; a `Secret` may not carry `data` or `stringData`
+/// (secrets never go to git).
 pub fn check_manifests(files: &[FileChange]) -> Vec<String> {
     let mut problems = Vec::new();
+    // (kind, namespace, name) → where it was first seen; two objects with the same identity
+    // would overwrite each other when applied.
+    let mut seen: std::collections::BTreeMap<(String, String, String), String> =
+        std::collections::BTreeMap::new();
     for f in files.iter().filter(|f| is_yaml(&f.path)) {
         let docs: Vec<Json> =
             match serde_saphyr::from_multiple_with_options(&f.content, yaml_options()) {
@@ -503,6 +508,23 @@ pub fn check_manifests(files: &[FileChange]) -> Vec<String> {
         for (i, doc) in docs.iter().enumerate() {
             let at = format!("{}: document {}", f.path, i + 1);
             check_document(doc, &at, &mut problems);
+            let text = |v: &Json| v.as_str().unwrap_or_default().to_owned();
+            let identity = (
+                text(&doc["kind"]),
+                text(&doc["metadata"]["namespace"]),
+                text(&doc["metadata"]["name"]),
+            );
+            if identity.0.is_empty() || identity.2.is_empty() {
+                continue;
+            }
+            if let Some(first) = seen.get(&identity) {
+                problems.push(format!(
+                    "{at}: {} {:?} is already defined in {first}",
+                    identity.0, identity.2
+                ));
+            } else {
+                seen.insert(identity, at);
+            }
         }
     }
     problems

@@ -1047,3 +1047,25 @@ fn a_template_set_can_be_shared_between_threads() {
 
     assert_eq!(handle.join().unwrap(), 2);
 }
+
+#[test]
+fn two_objects_with_the_same_kind_namespace_and_name_are_refused() {
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: same\n  namespace: ns\n";
+    let files = vec![
+        FileChange {
+            path: "t/a.yaml".into(),
+            content: cm.into(),
+        },
+        FileChange {
+            path: "t/b.yaml".into(),
+            content: format!("{cm}---\n{}", cm.replace("ns\n", "other\n")),
+        },
+    ];
+
+    let problems = render::check_manifests(&files);
+
+    assert_eq!(
+        problems,
+        ["t/b.yaml: document 1: ConfigMap \"same\" is already defined in t/a.yaml: document 1"]
+    );
+}
