@@ -10,7 +10,7 @@
 use std::{collections::BTreeSet, time::Duration};
 
 use async_trait::async_trait;
-use reqwest::{Method, StatusCode, header::HeaderName};
+use reqwest::{Method, StatusCode};
 use secrecy::SecretString;
 use serde::Deserialize;
 use serde_json::json;
@@ -93,7 +93,9 @@ impl From<MergeRequest> for PullRequest {
 
 impl GitLab {
     /// `api_url` ends in `/api/v4`; `project` is the project's path, e.g. `infra/devops`.
-    /// The token goes in `PRIVATE-TOKEN`.
+    /// The token goes in `Authorization: Bearer`, which GitLab accepts for personal, project
+    /// and group access tokens as it does `PRIVATE-TOKEN`; unlike a custom header, HTTP
+    /// clients drop it when a redirect leads to another host.
     pub fn new(
         api_url: &Url,
         project: &str,
@@ -110,7 +112,7 @@ impl GitLab {
             ForgeKind::Gitlab,
             http,
             api_url,
-            (HeaderName::from_static("private-token"), "{token}"),
+            (reqwest::header::AUTHORIZATION, "Bearer {token}"),
             token,
             &[(reqwest::header::ACCEPT, "application/json")],
         )?;

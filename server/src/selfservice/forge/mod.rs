@@ -365,6 +365,48 @@ mod tests {
     }
 
     #[test]
+    fn a_hosted_forge_never_shows_its_token_when_debugged() {
+        let token = "glpat-very-secret-token-value";
+        let api = url("https://git.example.org/api/v4");
+        let shown = [
+            format!(
+                "{:?}",
+                GitHub::new(
+                    &api,
+                    "a/b",
+                    SecretString::from(token),
+                    reqwest::Client::new()
+                )
+                .unwrap()
+            ),
+            format!(
+                "{:?}",
+                GitLab::new(
+                    &api,
+                    "a/b",
+                    SecretString::from(token),
+                    reqwest::Client::new()
+                )
+                .unwrap()
+            ),
+            format!(
+                "{:?}",
+                Gitea::new(
+                    &api,
+                    "a/b",
+                    SecretString::from(token),
+                    reqwest::Client::new()
+                )
+                .unwrap()
+            ),
+        ];
+        for shown in shown {
+            assert!(!shown.contains(token), "{shown}");
+            assert!(shown.contains("git.example.org"), "{shown}");
+        }
+    }
+
+    #[test]
     fn gitea_without_a_url_and_the_local_forge_are_refused() {
         assert!(matches!(
             api_url(ForgeKind::Gitea, None),
