@@ -9,6 +9,7 @@ pub mod identity;
 pub mod load;
 pub mod model;
 pub mod selfservice;
+pub mod request;
 pub mod snapshot;
 #[cfg(feature = "load")]
 pub mod synthetic;
@@ -20,4 +21,5 @@ pub use identity::{Role, Viewer};
 #[cfg(feature = "load")]
 pub use load::{LoadedCatalog, load_bytes, load_dir, load_files};
 pub use model::*;
+pub use request::{RequestEvent, RequestState};
 pub use snapshot::{ItemFilter, Overview, OverviewRow, Snapshot, StateCounts};

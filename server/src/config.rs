@@ -19,6 +19,16 @@
 //! | `session_idle_secs`     | `MIRANTE_SESSION_IDLE_SECS`    | `28800` (8 h)                        |
 //! | `session_max_secs`      | `MIRANTE_SESSION_MAX_SECS`     | `604800` (7 days)                    |
 //! | `public_catalog`        | `MIRANTE_PUBLIC_CATALOG`       | `false`                              |
+//! | `forge`                 | `MIRANTE_FORGE`                | `local` (or `github`, `gitlab`, `gitea`) |
+//! | `monorepo`              | `MIRANTE_MONOREPO`             | `<data_dir>/monorepo` (local); `owner/repo` or a project path on a hosted forge |
+//! | `forge_url`             | `MIRANTE_FORGE_URL`            | the forge's public API (hosted forges) |
+//! | `forge_token`           | `MIRANTE_FORGE_TOKEN`          | required with a hosted forge (secret) |
+//! | `webhook_secret`        | `MIRANTE_WEBHOOK_SECRET`       | unset: webhooks are refused (secret) |
+//! | `base_branch`           | `MIRANTE_BASE_BRANCH`          | `main`                               |
+//! | `forge_poll_secs`       | `MIRANTE_FORGE_POLL_SECS`      | `60`: how often open pull requests are checked (`0`: off) |
+//! | `worker_lease_secs`     | `MIRANTE_WORKER_LEASE_SECS`    | `60`: how long a claimed job is a worker's before another may take it |
+//! | `worker_retry_secs`     | `MIRANTE_WORKER_RETRY_SECS`    | `5`: first wait after a retryable forge error, doubled each time |
+//! | `worker_retry_max_secs` | `MIRANTE_WORKER_RETRY_MAX_SECS` | `600`: the longest wait between two attempts |
 //!
 //! The file is read from `MIRANTE_CONFIG` when set (and must then exist), otherwise from
 //! `./mirante.toml` when present. Relative paths are relative to the working directory.
@@ -35,6 +45,8 @@ use figment::{
 };
 use secrecy::{ExposeSecret, SecretString};
 use serde::{Deserialize, Serialize};
+
+use crate::selfservice::forge::ForgeKind;
 
 /// Environment variable naming the configuration file.
 pub const CONFIG_FILE_ENV: &str = "MIRANTE_CONFIG";
@@ -62,6 +74,16 @@ const ENV_KEYS: &[&str] = &[
     "session_idle_secs",
     "session_max_secs",
     "public_catalog",
+    "forge",
+    "monorepo",
+    "forge_url",
+    "forge_token",
+    "webhook_secret",
+    "base_branch",
+    "forge_poll_secs",
+    "worker_lease_secs",
+    "worker_retry_secs",
+    "worker_retry_max_secs",
 ];
 
 /// How log lines are written.
@@ -132,6 +154,57 @@ pub struct Config {
     /// Whether the read-only catalog (pages and API) is readable without signing in.
     #[serde(default)]
     pub public_catalog: bool,
+    /// Where the devops monorepo lives and pull requests are opened.
+    #[serde(default)]
+    pub forge: ForgeKind,
+    /// The monorepo: a local path (local forge; `<data_dir>/monorepo` when unset), or
+    /// `owner/repo` / a project path on a hosted forge.
+    #[serde(default)]
+    pub monorepo: Option<String>,
+    /// The hosted forge's API base URL (GitHub Enterprise, self-hosted GitLab or Forgejo).
+    #[serde(default)]
+    pub forge_url: Option<String>,
+    /// The token the portal uses on a hosted forge.
+    #[serde(default)]
+    pub forge_token: Option<SecretString>,
+    /// The secret forge webhooks are signed with; webhooks are refused while it is unset.
+    #[serde(default)]
+    pub webhook_secret: Option<SecretString>,
+    /// The monorepo branch requests start from and are merged into.
+    #[serde(default = "default_base_branch")]
+    pub base_branch: String,
+    /// Seconds between two checks of the open pull requests (the webhook's fallback); 0: off.
+    #[serde(default = "default_forge_poll_secs")]
+    pub forge_poll_secs: u64,
+    /// Seconds a worker holds a claimed job before another worker may take it over.
+    #[serde(default = "default_worker_lease_secs")]
+    pub worker_lease_secs: u64,
+    /// Seconds to wait after the first retryable forge error; doubled after each further one.
+    #[serde(default = "default_worker_retry_secs")]
+    pub worker_retry_secs: u64,
+    /// The longest wait between two attempts.
+    #[serde(default = "default_worker_retry_max_secs")]
+    pub worker_retry_max_secs: u64,
+}
+
+fn default_base_branch() -> String {
+    "main".to_owned()
+}
+
+fn default_forge_poll_secs() -> u64 {
+    60
+}
+
+fn default_worker_lease_secs() -> u64 {
+    60
+}
+
+fn default_worker_retry_secs() -> u64 {
+    5
+}
+
+fn default_worker_retry_max_secs() -> u64 {
+    600
 }
 
 fn default_admin_groups() -> String {
@@ -186,6 +259,16 @@ impl Default for Config {
             session_idle_secs: default_session_idle_secs(),
             session_max_secs: default_session_max_secs(),
             public_catalog: false,
+            forge: ForgeKind::default(),
+            monorepo: None,
+            forge_url: None,
+            forge_token: None,
+            webhook_secret: None,
+            base_branch: default_base_branch(),
+            forge_poll_secs: default_forge_poll_secs(),
+            worker_lease_secs: default_worker_lease_secs(),
+            worker_retry_secs: default_worker_retry_secs(),
+            worker_retry_max_secs: default_worker_retry_max_secs(),
         }
     }
 }
@@ -205,6 +288,9 @@ pub enum ConfigError {
     /// Sign-in settings are incomplete or unsafe.
     #[error("invalid sign-in configuration: {0}")]
     Auth(String),
+    /// Forge settings are incomplete.
+    #[error("invalid forge configuration: {0}")]
+    Forge(String),
 }
 
 impl Config {
@@ -283,6 +369,57 @@ impl Config {
         Ok(())
     }
 
+    /// Forge settings that cannot work: a hosted forge without a repository or a token, a
+    /// base branch that is not a branch name. Checked when the server starts.
+    pub fn check_forge(&self) -> Result<(), ConfigError> {
+        if self.base_branch.trim().is_empty()
+            || self.base_branch.starts_with(['-', '/'])
+            || self
+                .base_branch
+                .contains([' ', '~', '^', ':', '?', '*', '[', '\\'])
+            || self.base_branch.contains("..")
+        {
+            return Err(ConfigError::Forge(format!(
+                "MIRANTE_BASE_BRANCH `{}` is not a branch name",
+                self.base_branch
+            )));
+        }
+        if self.forge == ForgeKind::Local {
+            return Ok(());
+        }
+        if self.monorepo.as_deref().unwrap_or("").trim().is_empty() {
+            return Err(ConfigError::Forge(format!(
+                "MIRANTE_FORGE={} needs MIRANTE_MONOREPO (owner/repo or the project path)",
+                self.forge
+            )));
+        }
+        if self
+            .forge_token
+            .as_ref()
+            .is_none_or(|t| t.expose_secret().is_empty())
+        {
+            return Err(ConfigError::Forge(format!(
+                "MIRANTE_FORGE={} needs MIRANTE_FORGE_TOKEN",
+                self.forge
+            )));
+        }
+        Ok(())
+    }
+
+    /// The local monorepo's directory: `monorepo` when set, else `<data_dir>/monorepo`.
+    /// Meaningful only with the local forge.
+    pub fn local_monorepo(&self) -> PathBuf {
+        match self
+            .monorepo
+            .as_deref()
+            .map(str::trim)
+            .filter(|m| !m.is_empty())
+        {
+            Some(path) => PathBuf::from(path),
+            None => self.data_dir.join("monorepo"),
+        }
+    }
+
     /// The development sign-in is on (no OpenID issuer configured).
     pub fn dev_login(&self) -> bool {
         self.oidc_issuer.is_none()
@@ -342,6 +479,17 @@ impl Config {
             session_idle_secs: self.session_idle_secs,
             session_max_secs: self.session_max_secs,
             public_catalog: self.public_catalog,
+            forge: self.forge,
+            monorepo: match self.forge {
+                ForgeKind::Local => self.local_monorepo().display().to_string(),
+                _ => self.monorepo.clone().unwrap_or_default(),
+            },
+            forge_url: self.forge_url.as_deref().map(redact_url),
+            base_branch: &self.base_branch,
+            forge_poll_secs: self.forge_poll_secs,
+            worker_lease_secs: self.worker_lease_secs,
+            worker_retry_secs: self.worker_retry_secs,
+            worker_retry_max_secs: self.worker_retry_max_secs,
         };
         let mut out =
             toml::to_string(&printable).unwrap_or_else(|e| format!("# unprintable: {e}\n"));
@@ -351,8 +499,18 @@ impl Config {
         if self.session_key.is_some() {
             out.push_str("# session_key = REDACTED (set)\n");
         }
+        if self.forge_token.is_some() {
+            out.push_str("# forge_token = REDACTED (set)\n");
+        }
+        if self.webhook_secret.is_some() {
+            out.push_str("# webhook_secret = REDACTED (set)\n");
+        }
         if self.catalog.is_none() {
-            out.push_str("# catalog: the demo catalog built into the binary (set MIRANTE_CATALOG to a directory)\n");
+            if self.forge == ForgeKind::Local {
+                out.push_str("# catalog: the `catalog/` folder of the local monorepo's base branch (set MIRANTE_CATALOG to a directory)\n");
+            } else {
+                out.push_str("# catalog: the demo catalog built into the binary (set MIRANTE_CATALOG to a directory)\n");
+            }
         }
         out
     }
@@ -379,6 +537,15 @@ struct Printable<'a> {
     session_idle_secs: u64,
     session_max_secs: u64,
     public_catalog: bool,
+    forge: ForgeKind,
+    monorepo: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    forge_url: Option<String>,
+    base_branch: &'a str,
+    forge_poll_secs: u64,
+    worker_lease_secs: u64,
+    worker_retry_secs: u64,
+    worker_retry_max_secs: u64,
 }
 
 impl fmt::Debug for Config {
@@ -407,6 +574,19 @@ impl fmt::Debug for Config {
             .field("session_idle_secs", &self.session_idle_secs)
             .field("session_max_secs", &self.session_max_secs)
             .field("public_catalog", &self.public_catalog)
+            .field("forge", &self.forge)
+            .field("monorepo", &self.monorepo)
+            .field("forge_url", &self.forge_url.as_deref().map(redact_url))
+            .field("forge_token", &self.forge_token.as_ref().map(|_| REDACTED))
+            .field(
+                "webhook_secret",
+                &self.webhook_secret.as_ref().map(|_| REDACTED),
+            )
+            .field("base_branch", &self.base_branch)
+            .field("forge_poll_secs", &self.forge_poll_secs)
+            .field("worker_lease_secs", &self.worker_lease_secs)
+            .field("worker_retry_secs", &self.worker_retry_secs)
+            .field("worker_retry_max_secs", &self.worker_retry_max_secs)
             .finish()
     }
 }
@@ -544,6 +724,76 @@ mod tests {
             Figment::new().merge(Serialized::default("admin_groups", " ops, portal-admins ,"));
         let config = Config::from_figment(figment).unwrap();
         assert_eq!(config.admin_group_list(), ["ops", "portal-admins"]);
+    }
+
+    #[test]
+    fn the_forge_is_local_by_default_with_the_monorepo_in_the_data_dir() {
+        let config = Config::from_figment(Figment::new()).unwrap();
+        assert_eq!(config.forge, ForgeKind::Local);
+        assert_eq!(config.local_monorepo(), PathBuf::from("./data/monorepo"));
+        assert_eq!(config.base_branch, "main");
+        config.check_forge().unwrap();
+        let printed = config.to_redacted_toml();
+        assert!(printed.contains("forge = \"local\""), "{printed}");
+        assert!(
+            printed.contains("monorepo = \"./data/monorepo\""),
+            "{printed}"
+        );
+    }
+
+    #[test]
+    fn forge_token_and_webhook_secret_are_never_printed() {
+        let figment = Figment::new()
+            .merge(Serialized::default("forge", "github"))
+            .merge(Serialized::default("monorepo", "infra/devops"))
+            .merge(Serialized::default("forge_token", "ghp_hunter5"))
+            .merge(Serialized::default("webhook_secret", "hook-hunter6"));
+        let config = Config::from_figment(figment).unwrap();
+        config.check_forge().unwrap();
+        let printed = config.to_redacted_toml();
+        let debugged = format!("{config:?}");
+        for text in [&printed, &debugged] {
+            assert!(!text.contains("hunter5"), "{text}");
+            assert!(!text.contains("hunter6"), "{text}");
+        }
+        assert!(
+            printed.contains("# forge_token = REDACTED (set)"),
+            "{printed}"
+        );
+        assert!(printed.contains("monorepo = \"infra/devops\""), "{printed}");
+    }
+
+    #[test]
+    fn a_hosted_forge_needs_a_repository_and_a_token() {
+        let figment = Figment::new().merge(Serialized::default("forge", "gitlab"));
+        let err = Config::from_figment(figment)
+            .unwrap()
+            .check_forge()
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("MIRANTE_MONOREPO"), "{err}");
+        let figment = Figment::new()
+            .merge(Serialized::default("forge", "gitea"))
+            .merge(Serialized::default("monorepo", "infra/devops"));
+        let err = Config::from_figment(figment)
+            .unwrap()
+            .check_forge()
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("MIRANTE_FORGE_TOKEN"), "{err}");
+    }
+
+    #[test]
+    fn an_unknown_forge_or_a_bad_base_branch_is_an_error() {
+        let figment = Figment::new().merge(Serialized::default("forge", "bitbucket"));
+        assert!(Config::from_figment(figment).is_err());
+        let figment = Figment::new().merge(Serialized::default("base_branch", "main..x"));
+        assert!(
+            Config::from_figment(figment)
+                .unwrap()
+                .check_forge()
+                .is_err()
+        );
     }
 
     #[test]

@@ -8,3 +8,5 @@
 
 pub mod forge;
 pub mod template;
+pub mod store;
+pub mod worker;

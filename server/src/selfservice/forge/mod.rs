@@ -5,6 +5,8 @@
 //! a branch with that name, a pull request for that branch — is found and reused, so a worker
 //! that crashed between two steps resumes without opening a second pull request.
 
+pub mod local;
+
 use std::{fmt, sync::Arc};
 
 use async_trait::async_trait;

@@ -1,0 +1,258 @@
+//! A self-service request's journey as a state machine: plain types and one pure function,
+//! so every layer (the database, the worker, the API, the UI) agrees on what may follow what.
+//!
+//! ```text
+//! submitted ──► awaiting_approval ──► approved ──► proposing ──► proposed ──► merged
+//!     │                 │                              │  ▲          │
+//!     │                 └──► rejected                  │  │          └──► closed
+//!     └────────────────────────────────────────────────┘  │
+//!                          (no approval needed)           └── failed ◄── (permanent forge error)
+//! ```
+//!
+//! `failed` is reached from `proposing` (the forge refused for good) and from `proposed` (the
+//! pull request vanished); `merged`, `closed`, `rejected` and `failed` are final.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// Where a request stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestState {
+    /// Stored with its rendered files; nothing decided yet.
+    Submitted,
+    /// The template needs an admin's approval.
+    AwaitingApproval,
+    /// An admin approved it; the worker will propose it.
+    Approved,
+    /// An admin rejected it (with a comment). Final.
+    Rejected,
+    /// The worker is creating the branch and the pull request.
+    Proposing,
+    /// The pull request is open on the forge.
+    Proposed,
+    /// The pull request was merged. Final.
+    Merged,
+    /// The pull request was closed without merging. Final.
+    Closed,
+    /// Proposing failed for good (the last error says why). Final.
+    Failed,
+}
+
+impl RequestState {
+    /// Every state, in the order of the journey.
+    pub const ALL: [RequestState; 9] = [
+        RequestState::Submitted,
+        RequestState::AwaitingApproval,
+        RequestState::Approved,
+        RequestState::Rejected,
+        RequestState::Proposing,
+        RequestState::Proposed,
+        RequestState::Merged,
+        RequestState::Closed,
+        RequestState::Failed,
+    ];
+
+    /// The identifier used in JSON, the database and the UI.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RequestState::Submitted => "submitted",
+            RequestState::AwaitingApproval => "awaiting_approval",
+            RequestState::Approved => "approved",
+            RequestState::Rejected => "rejected",
+            RequestState::Proposing => "proposing",
+            RequestState::Proposed => "proposed",
+            RequestState::Merged => "merged",
+            RequestState::Closed => "closed",
+            RequestState::Failed => "failed",
+        }
+    }
+
+    /// The state named `s` (as [`RequestState::as_str`] writes it).
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|state| state.as_str() == s)
+    }
+
+    /// Whether nothing can follow this state.
+    pub fn is_final(self) -> bool {
+        matches!(
+            self,
+            RequestState::Rejected
+                | RequestState::Merged
+                | RequestState::Closed
+                | RequestState::Failed
+        )
+    }
+}
+
+impl fmt::Display for RequestState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What happens to a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestEvent {
+    /// The template needs approval: wait for an admin.
+    AwaitApproval,
+    /// An admin approved.
+    Approve,
+    /// An admin rejected (a comment is required).
+    Reject,
+    /// The worker starts proposing (after approval, or right after submission when the
+    /// template needs none).
+    StartProposing,
+    /// The pull request is open.
+    Propose,
+    /// The pull request was merged.
+    Merge,
+    /// The pull request was closed without merging.
+    Close,
+    /// Proposing failed for good, or the pull request disappeared.
+    Fail,
+}
+
+impl RequestEvent {
+    /// Whether a person must explain this event with a comment.
+    pub fn needs_comment(self) -> bool {
+        matches!(self, RequestEvent::Reject)
+    }
+}
+
+/// An event that cannot happen in a state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("a request that is {from} cannot be {event:?}")]
+pub struct IllegalTransition {
+    /// The state the request is in.
+    pub from: RequestState,
+    /// What was attempted.
+    pub event: RequestEvent,
+}
+
+/// The state `event` leads to from `from`, or why it cannot happen.
+pub fn transition(
+    from: RequestState,
+    event: RequestEvent,
+) -> Result<RequestState, IllegalTransition> {
+    use RequestEvent as E;
+    use RequestState as S;
+    let to = match (from, event) {
+        (S::Submitted, E::AwaitApproval) => S::AwaitingApproval,
+        (S::AwaitingApproval, E::Approve) => S::Approved,
+        (S::AwaitingApproval, E::Reject) => S::Rejected,
+        (S::Submitted | S::Approved, E::StartProposing) => S::Proposing,
+        (S::Proposing, E::Propose) => S::Proposed,
+        // A pull request found already merged or closed when the worker resumes.
+        (S::Proposing | S::Proposed, E::Merge) => S::Merged,
+        (S::Proposing | S::Proposed, E::Close) => S::Closed,
+        (S::Proposing | S::Proposed, E::Fail) => S::Failed,
+        _ => return Err(IllegalTransition { from, event }),
+    };
+    Ok(to)
+}
+
+/// Whether a request in `state` may be approved or rejected by an admin.
+pub fn awaits_decision(state: RequestState) -> bool {
+    state == RequestState::AwaitingApproval
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use RequestEvent as E;
+    use RequestState as S;
+
+    #[test]
+    fn a_request_needing_approval_goes_from_submission_to_merge() {
+        let mut state = S::Submitted;
+        for event in [
+            E::AwaitApproval,
+            E::Approve,
+            E::StartProposing,
+            E::Propose,
+            E::Merge,
+        ] {
+            state = transition(state, event).unwrap();
+        }
+        assert_eq!(state, S::Merged);
+        assert!(state.is_final());
+    }
+
+    #[test]
+    fn a_request_without_approval_is_proposed_straight_after_submission() {
+        let state = transition(S::Submitted, E::StartProposing).unwrap();
+        assert_eq!(state, S::Proposing);
+    }
+
+    #[test]
+    fn a_request_can_be_approved_or_rejected_only_while_awaiting_approval() {
+        assert_eq!(
+            transition(S::AwaitingApproval, E::Reject).unwrap(),
+            S::Rejected
+        );
+        for state in RequestState::ALL {
+            if state != S::AwaitingApproval {
+                assert!(transition(state, E::Approve).is_err(), "{state}");
+                assert!(transition(state, E::Reject).is_err(), "{state}");
+            }
+        }
+    }
+
+    #[test]
+    fn nothing_follows_a_final_state() {
+        let events = [
+            E::AwaitApproval,
+            E::Approve,
+            E::Reject,
+            E::StartProposing,
+            E::Propose,
+            E::Merge,
+            E::Close,
+            E::Fail,
+        ];
+        for state in RequestState::ALL.into_iter().filter(|s| s.is_final()) {
+            for event in events {
+                assert_eq!(
+                    transition(state, event),
+                    Err(IllegalTransition { from: state, event }),
+                    "{state} {event:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn an_unapproved_request_is_never_proposed() {
+        assert!(transition(S::AwaitingApproval, E::StartProposing).is_err());
+        assert!(transition(S::Rejected, E::StartProposing).is_err());
+        assert!(transition(S::Submitted, E::Propose).is_err());
+    }
+
+    #[test]
+    fn a_pull_request_found_merged_on_resume_completes_the_request() {
+        assert_eq!(transition(S::Proposing, E::Merge).unwrap(), S::Merged);
+        assert_eq!(transition(S::Proposing, E::Close).unwrap(), S::Closed);
+        assert_eq!(transition(S::Proposed, E::Close).unwrap(), S::Closed);
+    }
+
+    #[test]
+    fn states_read_back_from_their_names() {
+        for state in RequestState::ALL {
+            assert_eq!(RequestState::parse(state.as_str()), Some(state));
+            assert_eq!(
+                serde_json::to_value(state).unwrap(),
+                serde_json::Value::String(state.as_str().to_owned())
+            );
+        }
+        assert_eq!(RequestState::parse("merging"), None);
+    }
+
+    #[test]
+    fn only_a_rejection_needs_a_comment() {
+        assert!(E::Reject.needs_comment());
+        assert!(!E::Approve.needs_comment());
+    }
+}
