@@ -39,6 +39,16 @@ pub enum CatalogSource {
         /// The directory, absolute.
         path: PathBuf,
     },
+    /// A folder of a branch of a git repository: the local monorepo's `catalog/` on its base
+    /// branch, so that merging a change to the catalog changes what the portal serves.
+    Git {
+        /// The repository, absolute.
+        repo: PathBuf,
+        /// The branch read.
+        branch: String,
+        /// The folder holding the catalog (`catalog`).
+        dir: String,
+    },
 }
 
 impl CatalogSource {
@@ -55,14 +65,41 @@ impl CatalogSource {
         match self {
             CatalogSource::Embedded => "embedded".to_owned(),
             CatalogSource::Dir { path } => format!("dir:{}", path.display()),
+            CatalogSource::Git { repo, branch, dir } => {
+                format!("git:{}#{branch}:{dir}", repo.display())
+            }
         }
     }
 
     /// Reads and validates the catalog. Blocking: file I/O and parsing.
     pub fn load(&self) -> Result<LoadedCatalog, Diagnostics> {
+        self.load_with_revision().map(|(loaded, _)| loaded)
+    }
+
+    /// Reads and validates the catalog, with the revision it was read at (the commit, for a
+    /// git source). Blocking.
+    pub fn load_with_revision(&self) -> Result<(LoadedCatalog, Option<String>), Diagnostics> {
         match self {
-            CatalogSource::Embedded => load::load_bytes(embedded_files()),
-            CatalogSource::Dir { path } => load::load_dir(path),
+            CatalogSource::Embedded => Ok((load::load_bytes(embedded_files())?, None)),
+            CatalogSource::Dir { path } => Ok((load::load_dir(path)?, None)),
+            CatalogSource::Git { repo, branch, dir } => {
+                let (commit, files) = crate::selfservice::forge::local::read_dir_at(
+                    repo, branch, dir,
+                )
+                .map_err(|e| {
+                    Diagnostics(vec![mirante_domain::Diagnostic::new(
+                        &format!("{}#{branch}:{dir}", repo.display()),
+                        0,
+                        0,
+                        format!("cannot read the catalog from the monorepo: {e}"),
+                    )])
+                })?;
+                let files = files
+                    .into_iter()
+                    .filter(|(path, _)| load::is_catalog_path(path))
+                    .collect();
+                Ok((load::load_bytes(files)?, Some(commit)))
+            }
         }
     }
 }
@@ -110,6 +147,13 @@ pub enum ReloadTrigger {
         /// The caller's address.
         peer: std::net::IpAddr,
     },
+    /// An admin merged a request's pull request into the local monorepo.
+    Merge {
+        /// The admin (username).
+        user: String,
+        /// The request.
+        request: i64,
+    },
 }
 
 impl ReloadTrigger {
@@ -119,7 +163,7 @@ impl ReloadTrigger {
             ReloadTrigger::Startup | ReloadTrigger::Signal | ReloadTrigger::Timer => {
                 "system".to_owned()
             }
-            ReloadTrigger::Api { user, .. } => user.clone(),
+            ReloadTrigger::Api { user, .. } | ReloadTrigger::Merge { user, .. } => user.clone(),
         }
     }
 
@@ -130,12 +174,16 @@ impl ReloadTrigger {
             ReloadTrigger::Signal => "sighup",
             ReloadTrigger::Timer => "timer",
             ReloadTrigger::Api { .. } => "api",
+            ReloadTrigger::Merge { .. } => "merge",
         }
     }
 
     /// Whether a person asked for this reload (so even a no-op is worth an audit entry).
     fn is_deliberate(&self) -> bool {
-        matches!(self, ReloadTrigger::Signal | ReloadTrigger::Api { .. })
+        matches!(
+            self,
+            ReloadTrigger::Signal | ReloadTrigger::Api { .. } | ReloadTrigger::Merge { .. }
+        )
     }
 }
 
@@ -213,8 +261,8 @@ impl CatalogStore {
     /// Loads the catalog for the first time. Fails, with every problem found, when it is
     /// invalid: a server never starts with no catalog or a broken one.
     pub async fn open(source: CatalogSource, db: Db) -> Result<Self, ReloadError> {
-        let loaded = load_blocking(source.clone()).await?;
-        let snapshot = Arc::new(loaded.into_snapshot(None));
+        let (loaded, revision) = load_blocking(source.clone()).await?;
+        let snapshot = Arc::new(loaded.into_snapshot(revision));
         let now = Utc::now();
         let store = CatalogStore {
             current: ArcSwap::from_pointee(Current {
@@ -312,7 +360,7 @@ impl CatalogStore {
                 Err(ReloadError::Invalid(diagnostics))
             }
             Err(other) => Err(other),
-            Ok(loaded) => {
+            Ok((loaded, revision)) => {
                 *self
                     .last_error
                     .lock()
@@ -332,7 +380,7 @@ impl CatalogStore {
                     }
                     return Ok(ReloadOutcome::Unchanged { hash: loaded.hash });
                 }
-                let snapshot = Arc::new(loaded.into_snapshot(None));
+                let snapshot = Arc::new(loaded.into_snapshot(revision));
                 let now = Utc::now();
                 // Swap before recording: the catalog in git is the truth, so a database
                 // outage must not keep stale content in force. The history then misses a
@@ -457,8 +505,10 @@ impl PortalData for CatalogStore {
     }
 }
 
-async fn load_blocking(source: CatalogSource) -> Result<LoadedCatalog, ReloadError> {
-    tokio::task::spawn_blocking(move || source.load())
+async fn load_blocking(
+    source: CatalogSource,
+) -> Result<(LoadedCatalog, Option<String>), ReloadError> {
+    tokio::task::spawn_blocking(move || source.load_with_revision())
         .await?
         .map_err(ReloadError::Invalid)
 }

@@ -384,6 +384,15 @@ pub enum CatalogSource {
         /// The directory.
         path: String,
     },
+    /// A folder of a branch of a git repository (the local monorepo).
+    Git {
+        /// The repository's directory.
+        repo: String,
+        /// The branch.
+        branch: String,
+        /// The folder in the repository (`catalog`).
+        dir: String,
+    },
 }
 
 /// What caused a reload.
@@ -403,6 +412,13 @@ pub enum ReloadTrigger {
         user: String,
         /// The caller's address.
         peer: String,
+    },
+    /// An admin merged a request's pull request into the local monorepo.
+    Merge {
+        /// The admin (username).
+        user: String,
+        /// The request.
+        request: i64,
     },
 }
 
