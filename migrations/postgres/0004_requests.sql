@@ -34,7 +34,7 @@ create table request (
     -- the last thing that went wrong while proposing or following it (shown to people).
     last_error text,
     -- how many times the worker tried to propose it.
-    attempts integer not null default 0,
+    attempts bigint not null default 0,
     created_at timestamptz not null,
     updated_at timestamptz not null
 );
@@ -72,7 +72,7 @@ create table request_job (
     -- the worker holding the row and until when.
     lease_owner text,
     lease_until_ms bigint,
-    attempts integer not null default 0,
+    attempts bigint not null default 0,
     last_error text,
     -- set when the job is finished (done or given up); finished rows are kept for the record.
     done_at timestamptz,

@@ -11,10 +11,14 @@ use tokio_util::sync::CancellationToken;
 use crate::{
     api,
     auth::{self, Auth, store::DbSessionStore},
-    catalog::{CatalogSource, CatalogStore},
+    catalog::CatalogStore,
     config::Config,
     db::Db,
     middleware,
+    selfservice::{
+        self,
+        worker::{Worker, WorkerSettings},
+    },
     state::AppState,
     web,
 };
@@ -59,6 +63,7 @@ impl Application {
             config.public_url = Some(format!("http://{addr}"));
         }
         config.check_auth()?;
+        config.check_forge()?;
         let backend = config.backend()?;
         let db = Db::connect(&config.database_url(), config.database_max_connections)
             .await
@@ -66,10 +71,10 @@ impl Application {
         db.migrate().await?;
         tracing::info!(db.backend = ?backend, "database ready");
 
-        let source = match &config.catalog {
-            Some(dir) => CatalogSource::dir(dir),
-            None => CatalogSource::Embedded,
-        };
+        // The forge first: with the local forge it creates the monorepo the catalog is read
+        // from.
+        let forge = selfservice::open_forge(&config, &db).await?;
+        let source = selfservice::catalog_source(&config);
         let catalog = CatalogStore::open(source, db.clone())
             .await
             .context("cannot load the catalog")?;
@@ -86,12 +91,18 @@ impl Application {
         }
         let session_layer = auth::session_layer(sessions.clone(), &config, &key);
         let leptos = leptos_options(addr);
+        let worker = Arc::new(Worker::new(
+            db.clone(),
+            forge,
+            WorkerSettings::from_config(&config),
+        ));
         let state = AppState {
             config: Arc::new(config),
             db,
             catalog: Arc::new(catalog),
             leptos,
             auth: Arc::new(auth),
+            worker,
         };
         let router = app(&state, session_layer);
         Ok(Application {
@@ -138,6 +149,7 @@ impl Application {
         if let Some(provider) = &self.state.auth.oidc {
             tokio::spawn(Arc::clone(provider).keep_fresh(background.clone()));
         }
+        self.state.worker.spawn(background.clone());
         tracing::info!(
             http.addr = %self.addr,
             http.public_url = %self.state.config.public_url(),

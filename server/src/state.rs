@@ -6,7 +6,9 @@ use axum::extract::FromRef;
 use leptos::config::LeptosOptions;
 use mirante_frontend::ssr::PortalHandle;
 
-use crate::{auth::Auth, catalog::CatalogStore, config::Config, db::Db};
+use crate::{
+    auth::Auth, catalog::CatalogStore, config::Config, db::Db, selfservice::worker::Worker,
+};
 
 /// Shared state of the HTTP server. Cheap to clone: every field is a handle.
 ///
@@ -24,6 +26,8 @@ pub struct AppState {
     pub leptos: LeptosOptions,
     /// Sign-in: the OpenID provider (or the development sign-in) and session settings.
     pub auth: Arc<Auth>,
+    /// The proposing worker (and through it the forge).
+    pub worker: Arc<Worker>,
 }
 
 impl AppState {

@@ -159,14 +159,17 @@ on_both_databases! {
         assert!(body["error"].as_str().unwrap().contains("admin"), "{body}");
     }
 
-    async fn the_built_in_demo_catalog_loads_and_is_served(backend: Backend) {
+    async fn the_demo_catalog_is_read_from_the_local_monorepo_created_on_first_start(backend: Backend) {
         let app = spawn_app_with(backend, CatalogSetup::Embedded).await;
 
         let status = app.get_json("/api/v1/catalog", 200).await;
         let sites = app.get_json("/api/v1/sites", 200).await;
         let validated_in_sp = app.get_json("/api/v1/items?state=validated&site=sp", 200).await;
 
-        assert_eq!(status["source"], json!({"kind": "embedded"}));
+        assert_eq!(status["source"]["kind"], "git", "{status}");
+        assert_eq!(status["source"]["branch"], "main");
+        assert_eq!(status["source"]["dir"], "catalog");
+        assert_eq!(status["revision"].as_str().map(str::len), Some(40), "{status}");
         assert!(status["item_count"].as_u64().unwrap() >= 50, "{status}");
         let site_ids: Vec<&str> = sites["sites"]
             .as_array()

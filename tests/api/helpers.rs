@@ -49,7 +49,8 @@ macro_rules! on_both_databases {
 pub enum CatalogSetup {
     /// [`test_catalog`] written to a temp directory.
     Small,
-    /// The demo catalog built into the binary.
+    /// No catalog directory: the demo catalog, read from the local monorepo the server
+    /// creates in its data directory.
     Embedded,
 }
 
