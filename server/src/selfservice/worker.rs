@@ -391,7 +391,8 @@ impl Worker {
         self.db
             .set_request_pull_request(request.id, number, &pr.url, now)
             .await?;
-        self.db
+        let proposed = self
+            .db
             .transition_request(
                 request.id,
                 RequestEvent::Propose,
@@ -402,7 +403,14 @@ impl Worker {
                 },
                 now,
             )
-            .await?;
+            .await;
+        match proposed {
+            Ok(_) => {}
+            // A webhook got there first (the pull request was merged or closed while this
+            // attempt ran): the request already stands where it should.
+            Err(TransitionError::Illegal(i)) if i.from.is_final() => return Ok(()),
+            Err(e) => return Err(e.into()),
+        }
         self.db.note_request_error(request.id, None, now).await?;
         follow(&self.db, request.id, pr.state, SYSTEM).await?;
         Ok(())
@@ -608,5 +616,207 @@ impl PullRequestText {
                 self.id, self.link
             )
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use secrecy::SecretString;
+
+    use super::*;
+    use crate::selfservice::{
+        forge::{FileChange, local::LocalForge},
+        store::{Author, NewRequest},
+    };
+
+    fn settings() -> WorkerSettings {
+        WorkerSettings {
+            base_branch: "main".into(),
+            public_url: "http://portal.test".into(),
+            lease: Duration::from_secs(60),
+            retry: Duration::from_secs(5),
+            retry_max: Duration::from_secs(60),
+            poll: None,
+        }
+    }
+
+    async fn setup(existing: &[FileChange]) -> (tempfile::TempDir, Db, Worker) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("monorepo");
+        crate::selfservice::forge::local::init_monorepo(&path, "main", existing).unwrap();
+        let db = Db::connect(&SecretString::from("sqlite::memory:"), 1)
+            .await
+            .unwrap();
+        db.migrate().await.unwrap();
+        let forge = Arc::new(LocalForge::new(path, db.clone(), "http://portal.test"));
+        let worker = Worker::new(db.clone(), forge, settings());
+        (dir, db, worker)
+    }
+
+    async fn request(db: &Db, target: &str, needs_approval: bool) -> RequestRecord {
+        let user_id = db
+            .upsert_user(&crate::db::NewUser {
+                issuer: "dev",
+                subject: "rui",
+                username: "rui",
+                name: "Rui Researcher",
+                email: None,
+                groups: &[],
+                at: Utc::now(),
+            })
+            .await
+            .unwrap();
+        let files = vec![FileChange {
+            path: format!("{target}/namespace.yaml"),
+            content: "kind: Namespace\n".into(),
+        }];
+        db.insert_request(&NewRequest {
+            template: "gpu-workspace",
+            template_title: "GPU workspace",
+            values: &serde_json::json!({"name": "nlp", "note": "```injected```"}),
+            files: &files,
+            target,
+            slug: "gpu-workspace-rui-nlp",
+            author: &Author {
+                user_id,
+                username: "rui".into(),
+                name: "Rui Researcher".into(),
+                email: None,
+            },
+            needs_approval,
+            at: Utc::now(),
+        })
+        .await
+        .unwrap()
+    }
+
+    #[test]
+    fn the_backoff_doubles_up_to_its_cap() {
+        let s = settings();
+        let waits: Vec<u64> = (1..=6).map(|n| s.backoff(n).as_secs()).collect();
+        assert_eq!(waits, [5, 10, 20, 40, 60, 60]);
+        assert_eq!(s.backoff(i64::MAX).as_secs(), 60);
+    }
+
+    #[tokio::test]
+    async fn a_queued_request_becomes_a_branch_and_an_open_pull_request() {
+        let (_dir, db, worker) = setup(&[FileChange {
+            path: "README.md".into(),
+            content: "x\n".into(),
+        }])
+        .await;
+        let r = request(&db, "ws/nlp", false).await;
+
+        let worked = worker.run_due().await.unwrap();
+
+        assert_eq!(worked, 1);
+        let r = db.request(r.id).await.unwrap().unwrap();
+        assert_eq!(r.state, RequestState::Proposed);
+        assert_eq!(r.last_error, None);
+        let pr = worker
+            .forge()
+            .find_pull_request(&r.branch)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(r.pr_number, Some(i64::try_from(pr.number).unwrap()));
+        assert_eq!(worker.run_due().await.unwrap(), 0, "the job is done");
+        // Nothing changes while the pull request is open; the poller sees a merge.
+        assert_eq!(worker.poll_open().await.unwrap(), 0);
+        worker
+            .forge()
+            .merge(
+                pr.number,
+                crate::selfservice::forge::MergeStyle::FastForward,
+            )
+            .await
+            .unwrap();
+        assert_eq!(worker.poll_open().await.unwrap(), 1);
+        let r = db.request(r.id).await.unwrap().unwrap();
+        assert_eq!(r.state, RequestState::Merged);
+    }
+
+    #[tokio::test]
+    async fn a_target_directory_already_on_the_base_fails_the_request_with_its_reason() {
+        let (_dir, db, worker) = setup(&[FileChange {
+            path: "ws/nlp/old.yaml".into(),
+            content: "x: 1\n".into(),
+        }])
+        .await;
+        let r = request(&db, "ws/nlp", false).await;
+
+        worker.run_due().await.unwrap();
+
+        let r = db.request(r.id).await.unwrap().unwrap();
+        assert_eq!(r.state, RequestState::Failed);
+        let error = r.last_error.unwrap();
+        assert!(
+            error.contains("`ws/nlp` already exists on `main`"),
+            "{error}"
+        );
+        assert_eq!(worker.forge().branch_head(&r.branch).await.unwrap(), None);
+        assert!(
+            db.job_of_request(r.id)
+                .await
+                .unwrap()
+                .unwrap()
+                .done_at
+                .is_some()
+        );
+    }
+
+    #[tokio::test]
+    async fn a_request_awaiting_approval_is_not_proposed() {
+        let (_dir, db, worker) = setup(&[FileChange {
+            path: "README.md".into(),
+            content: "x\n".into(),
+        }])
+        .await;
+        let r = request(&db, "ws/nlp", true).await;
+
+        assert_eq!(worker.run_due().await.unwrap(), 0);
+
+        assert_eq!(
+            db.request(r.id).await.unwrap().unwrap().state,
+            RequestState::AwaitingApproval
+        );
+        assert_eq!(worker.forge().branch_head(&r.branch).await.unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn the_pull_request_says_what_was_asked_by_whom_with_a_link_and_the_checks() {
+        let (_dir, db, _worker) = setup(&[FileChange {
+            path: "README.md".into(),
+            content: "x\n".into(),
+        }])
+        .await;
+        let mut r = request(&db, "ws/nlp", true).await;
+        r.decided_by = Some("ada".into());
+        r.decision_comment = Some("ok\nfor a semester".into());
+
+        let text = PullRequestText::of(&r, &settings());
+        let (title, body) = (text.title(), text.body());
+
+        assert_eq!(
+            title,
+            format!("GPU workspace for rui: ws/nlp (request #{})", r.id)
+        );
+        assert!(!title.contains('\n'));
+        assert!(body.contains("**Rui Researcher** (`rui`)"), "{body}");
+        assert!(
+            body.contains(&format!("http://portal.test/requests/{}", r.id)),
+            "{body}"
+        );
+        assert!(body.contains("- `ws/nlp/namespace.yaml`"), "{body}");
+        assert!(
+            body.contains("- [x] the target directory `ws/nlp` did not exist on `main`"),
+            "{body}"
+        );
+        assert!(
+            body.contains("Approved by `ada`: ok for a semester"),
+            "{body}"
+        );
+        // The values sit in a fence longer than any backtick run inside them.
+        assert!(body.contains("````json\n"), "{body}");
     }
 }
