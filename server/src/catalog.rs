@@ -88,7 +88,7 @@ impl CatalogSource {
                 )
                 .map_err(|e| {
                     Diagnostics(vec![mirante_domain::Diagnostic::new(
-                        &format!("{}#{branch}:{dir}", repo.display()),
+                        format!("{}#{branch}:{dir}", repo.display()),
                         0,
                         0,
                         format!("cannot read the catalog from the monorepo: {e}"),

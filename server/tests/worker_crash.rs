@@ -134,7 +134,7 @@ async fn crash_between_branch_and_pull_request_then_resume(database_url: &str, d
     );
     let repo = git2::Repository::open(data.path().join("monorepo")).unwrap();
     let branch = format!("mirante/{id}-gpu-workspace-rui-nlp");
-    assert_eq!(branches(&repo), [branch.clone()]);
+    assert_eq!(branches(&repo), std::slice::from_ref(&branch));
     let crashed = db.request(id).await.unwrap().unwrap();
     assert_eq!(crashed.state, RequestState::Proposing);
     assert_eq!(crashed.pr_number, None, "no pull request before the crash");
@@ -156,7 +156,11 @@ async fn crash_between_branch_and_pull_request_then_resume(database_url: &str, d
     second.kill().unwrap();
     second.wait().unwrap();
 
-    assert_eq!(branches(&repo), [branch.clone()], "exactly one branch");
+    assert_eq!(
+        branches(&repo),
+        std::slice::from_ref(&branch),
+        "exactly one branch"
+    );
     let pr = db
         .local_pull_request_by_branch(&branch)
         .await

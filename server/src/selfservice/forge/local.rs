@@ -316,13 +316,12 @@ fn merge_blocking(
     )))
 }
 
+/// Files as `(path, contents)` pairs.
+pub type Files = Vec<(String, Vec<u8>)>;
+
 /// Reads every file under `dir` (a tree path, `""` for the root) on `rev`: the commit id and
 /// `(path relative to dir, contents)` pairs, hidden entries left out. Blocking.
-pub fn read_dir_at(
-    repo_path: &Path,
-    rev: &str,
-    dir: &str,
-) -> Result<(String, Vec<(String, Vec<u8>)>), ForgeError> {
+pub fn read_dir_at(repo_path: &Path, rev: &str, dir: &str) -> ForgeResult<(String, Files)> {
     let repo = open(repo_path)?;
     let commit = resolve(&repo, rev)?
         .ok_or_else(|| ForgeError::NotFound(format!("`{rev}` in {}", repo_path.display())))?;
