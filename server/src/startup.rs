@@ -17,6 +17,8 @@ use crate::{
     middleware,
     selfservice::{
         self,
+        service::SelfService,
+        template::TemplateSet,
         worker::{Worker, WorkerSettings},
     },
     state::AppState,
@@ -96,13 +98,29 @@ impl Application {
             forge,
             WorkerSettings::from_config(&config),
         ));
+        let catalog = Arc::new(catalog);
+        let templates = Arc::new(
+            tokio::task::spawn_blocking(TemplateSet::embedded)
+                .await
+                .context("cannot load the self-service templates")?,
+        );
+        for problem in templates.problems() {
+            tracing::warn!(%problem, "a self-service template was left out");
+        }
+        let selfservice = Arc::new(SelfService::new(
+            db.clone(),
+            Arc::clone(&catalog),
+            templates,
+            Arc::clone(&worker),
+        ));
         let state = AppState {
             config: Arc::new(config),
             db,
-            catalog: Arc::new(catalog),
+            catalog,
             leptos,
             auth: Arc::new(auth),
             worker,
+            selfservice,
         };
         let router = app(&state, session_layer);
         Ok(Application {

@@ -7,7 +7,11 @@ use leptos::config::LeptosOptions;
 use mirante_frontend::ssr::PortalHandle;
 
 use crate::{
-    auth::Auth, catalog::CatalogStore, config::Config, db::Db, selfservice::worker::Worker,
+    auth::Auth,
+    catalog::CatalogStore,
+    config::Config,
+    db::Db,
+    selfservice::{service::SelfService, worker::Worker},
 };
 
 /// Shared state of the HTTP server. Cheap to clone: every field is a handle.
@@ -28,6 +32,8 @@ pub struct AppState {
     pub auth: Arc<Auth>,
     /// The proposing worker (and through it the forge).
     pub worker: Arc<Worker>,
+    /// The self-service operations the API and the UI call.
+    pub selfservice: Arc<SelfService>,
 }
 
 impl AppState {

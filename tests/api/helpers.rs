@@ -67,6 +67,11 @@ pub struct TestApp {
     pub db: Db,
     /// The catalog directory, for tests that change it and reload.
     pub catalog_dir: Option<PathBuf>,
+    /// The server's data directory (the local monorepo is `monorepo` in it).
+    pub data_dir: PathBuf,
+    /// The server's proposing worker, to wake it after writing a request straight to the
+    /// database.
+    pub worker: std::sync::Arc<mirante::selfservice::worker::Worker>,
     _catalog_dir: Option<TempDir>,
     _data_dir: TempDir,
     // Dropped last: drops the PostgreSQL database after the server's pool is gone from use.
@@ -115,6 +120,53 @@ impl TestApp {
             .unwrap();
         assert_eq!(response.status().as_u16(), 303, "dev sign-in as {user}");
         browser
+    }
+
+    /// `POST` JSON to a path with `client`, and parse the answer, asserting the status.
+    pub async fn post_json(
+        &self,
+        client: &reqwest::Client,
+        path: &str,
+        body: &Value,
+        status: u16,
+    ) -> Value {
+        let response = client
+            .post(format!("{}{path}", self.address))
+            .json(body)
+            .send()
+            .await
+            .expect("request failed");
+        let got = response.status().as_u16();
+        let text = response.text().await.unwrap();
+        assert_eq!(got, status, "POST {path}: {text}");
+        serde_json::from_str(&text).unwrap_or(Value::Null)
+    }
+
+    /// `GET` a path with `client` and parse the answer, asserting the status.
+    pub async fn get_json_as(&self, client: &reqwest::Client, path: &str, status: u16) -> Value {
+        let response = client
+            .get(format!("{}{path}", self.address))
+            .send()
+            .await
+            .expect("request failed");
+        let got = response.status().as_u16();
+        let text = response.text().await.unwrap();
+        assert_eq!(got, status, "GET {path}: {text}");
+        serde_json::from_str(&text).unwrap_or(Value::Null)
+    }
+
+    /// A client that sends `token` as `Authorization: Bearer`.
+    pub fn with_token(&self, token: &str) -> reqwest::Client {
+        let mut headers = reqwest::header::HeaderMap::new();
+        headers.insert(
+            reqwest::header::AUTHORIZATION,
+            format!("Bearer {token}").parse().unwrap(),
+        );
+        reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .default_headers(headers)
+            .build()
+            .unwrap()
     }
 
     /// `POST` to a path with an empty body.
@@ -197,6 +249,7 @@ pub async fn spawn_configured(
         .expect("the server failed to build");
     let address = format!("http://127.0.0.1:{port}");
     let db = app.state().db.clone();
+    let worker = app.state().worker.clone();
     // Runs until the test's runtime ends; no signal handling in tests.
     tokio::spawn(app.run_until(std::future::pending()));
     let token = seed_token(&db, "test-admin", &["portal-admins"]).await;
@@ -219,6 +272,8 @@ pub async fn spawn_configured(
             .unwrap(),
         db,
         catalog_dir: catalog_dir.as_ref().map(|d| d.path().to_owned()),
+        data_dir: data_dir.path().to_owned(),
+        worker,
         _catalog_dir: catalog_dir,
         _data_dir: data_dir,
         _pg: pg,

@@ -25,6 +25,16 @@ pub enum ApiError {
     /// The caller may not do this.
     #[error("{0}")]
     Forbidden(String),
+    /// The caller did not prove who they are (a forge webhook with a bad signature).
+    #[error("{0}")]
+    Unauthorized(String),
+    /// It cannot happen in the current state of things (a request not awaiting approval, a
+    /// directory that already exists).
+    #[error("{0}")]
+    Conflict(String),
+    /// Submitted values are refused; every field is listed.
+    #[error("{} invalid value(s); see details", .0.len())]
+    InvalidFields(Vec<mirante_domain::selfservice::FieldError>),
     /// A catalog reload found problems; the last good catalog stays in force.
     #[error("the catalog has {} problem(s); the last good catalog stays in force", .0.len())]
     InvalidCatalog(Diagnostics),
@@ -43,6 +53,9 @@ impl ApiError {
             ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::InvalidFields(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::InvalidCatalog(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -77,9 +90,16 @@ pub struct ErrorBody {
     pub details: Vec<ErrorDetail>,
 }
 
-/// One itemised problem; catalog diagnostics carry their position.
+/// One itemised problem; catalog diagnostics carry their position, invalid values their
+/// field and a code.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ErrorDetail {
+    /// The form field (template parameter) at fault.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+    /// A stable code for the problem (`required`, `maximum`, `pattern`, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
     /// File relative to the catalog root.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
@@ -107,10 +127,28 @@ impl IntoResponse for ApiError {
                 let details = diagnostics
                     .iter()
                     .map(|d| ErrorDetail {
+                        field: None,
+                        code: None,
                         file: Some(d.file.clone()),
                         line: Some(d.line),
                         column: Some(d.column),
                         message: d.message.clone(),
+                    })
+                    .collect();
+                (self.to_string(), details)
+            }
+            ApiError::InvalidFields(ref fields) => {
+                let details = fields
+                    .iter()
+                    .map(|f| ErrorDetail {
+                        field: Some(f.field.clone()),
+                        code: serde_json::to_value(f.code)
+                            .ok()
+                            .and_then(|v| v.as_str().map(str::to_owned)),
+                        file: None,
+                        line: None,
+                        column: None,
+                        message: f.message.clone(),
                     })
                     .collect();
                 (self.to_string(), details)

@@ -11,6 +11,8 @@ pub mod items;
 pub mod query;
 pub mod reference;
 pub mod schema;
+pub mod selfservice;
+pub mod webhook;
 
 use std::sync::LazyLock;
 
@@ -38,6 +40,7 @@ use crate::state::AppState;
     tags(
         (name = "catalog", description = "The catalog in force: items, sites, layers, decisions, tasks, overview, reload"),
         (name = "health", description = "Liveness and readiness probes"),
+        (name = "self-service", description = "Templates, requests that become pull requests on the devops monorepo, their approval and merge, and the forge webhook"),
         (name = "auth", description = "Who is signed in (session or `Authorization: Bearer` API token)"),
         (name = "meta", description = "This document"),
     )
@@ -51,6 +54,8 @@ fn documented() -> OpenApiRouter<AppState> {
         .merge(items::router())
         .merge(reference::router())
         .merge(catalog::router())
+        .merge(selfservice::router())
+        .merge(webhook::router())
         .routes(routes!(crate::auth::me))
         .routes(routes!(openapi_json))
 }
@@ -119,6 +124,15 @@ mod tests {
             "/api/v1/catalog/reload",
             "/api/v1/openapi.json",
             "/api/v1/me",
+            "/api/v1/templates",
+            "/api/v1/templates/{id}",
+            "/api/v1/requests",
+            "/api/v1/requests/preview",
+            "/api/v1/requests/{id}",
+            "/api/v1/requests/{id}/approve",
+            "/api/v1/requests/{id}/reject",
+            "/api/v1/requests/{id}/merge",
+            "/api/v1/forge/webhook",
         ] {
             assert!(paths.contains(&path), "{path} missing from {paths:?}");
         }

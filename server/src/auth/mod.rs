@@ -415,7 +415,11 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
     // CSRF: a state-changing request carried by the browser's cookie must come from a page of
     // the portal. API-token requests carry no ambient credentials.
     let changes_state = !matches!(method, Method::GET | Method::HEAD | Method::OPTIONS);
-    if changes_state && !via_token && !same_origin(req.headers(), &auth.public_origin) {
+    if changes_state
+        && !via_token
+        && !policy::signed_by_sender(&path)
+        && !same_origin(req.headers(), &auth.public_origin)
+    {
         return if api {
             json_error(StatusCode::FORBIDDEN, "cross-origin request refused")
         } else {

@@ -6,7 +6,7 @@
 //! makes the route-walk test fail, so each new route needs a line here.
 
 use axum::http::Method;
-use mirante_domain::Role;
+use mirante_domain::{Role, Viewer, selfservice::Access as TemplateAccess};
 
 /// What a route requires.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,6 +96,23 @@ pub const ROUTES: &[(Methods, &str, Access)] = &[
     (Methods::Read, "/api/v1/overview", Access::Catalog),
     (Methods::Read, "/api/v1/catalog", Access::Catalog),
     (Methods::Post, "/api/v1/catalog/reload", Access::Admin),
+    // Self-service: templates and requests (who sees which request is decided by
+    // `may_view_request` and friends below), the admins' decisions and local merges, and
+    // the forge webhook, whose signature is its credential.
+    (Methods::Read, "/api/v1/templates", Access::SignedIn),
+    (Methods::Read, "/api/v1/templates/{id}", Access::SignedIn),
+    (Methods::Post, "/api/v1/requests/preview", Access::SignedIn),
+    (Methods::Read, "/api/v1/requests", Access::SignedIn),
+    (Methods::Post, "/api/v1/requests", Access::SignedIn),
+    (Methods::Read, "/api/v1/requests/{id}", Access::SignedIn),
+    (
+        Methods::Post,
+        "/api/v1/requests/{id}/approve",
+        Access::Admin,
+    ),
+    (Methods::Post, "/api/v1/requests/{id}/reject", Access::Admin),
+    (Methods::Post, "/api/v1/requests/{id}/merge", Access::Admin),
+    (Methods::Post, "/api/v1/forge/webhook", Access::Public),
     // The web UI's pages.
     (Methods::Read, "/", Access::Catalog),
     (Methods::Read, "/catalog", Access::Catalog),
@@ -112,6 +129,46 @@ pub const ROUTES: &[(Methods, &str, Access)] = &[
     (Methods::ReadOrPost, "/_fn/decisions", Access::Catalog),
     (Methods::ReadOrPost, "/_fn/sites", Access::Catalog),
 ];
+
+/// Public routes whose sender proves itself by signing the body (forge webhooks): they carry
+/// no cookie and no `Origin`, so the CSRF Origin check does not apply to them.
+pub const SIGNED_BY_SENDER: &[&str] = &["/api/v1/forge/webhook"];
+
+/// Whether a `POST` to `path` is authenticated by its signature rather than a session.
+pub fn signed_by_sender(path: &str) -> bool {
+    SIGNED_BY_SENDER.contains(&path)
+}
+
+/// Whether `viewer` may use a template with `access`: admins may use every template; an
+/// empty access list opens it to every signed-in user; otherwise their role or one of their
+/// groups must be listed.
+pub fn may_use_template(viewer: &Viewer, access: &TemplateAccess) -> bool {
+    viewer.role == Role::Admin
+        || (access.roles.is_empty() && access.groups.is_empty())
+        || access.roles.contains(&viewer.role)
+        || viewer.groups.iter().any(|g| access.groups.contains(g))
+}
+
+/// Whether `viewer` sees everyone's requests (admins) rather than only their own.
+pub fn sees_all_requests(viewer: &Viewer) -> bool {
+    viewer.role == Role::Admin
+}
+
+/// Whether the user `user_id` (`viewer`) may see a request made by `author_user_id`: their
+/// own, or any for an admin. Others' requests answer 404, not 403, so ids reveal nothing.
+pub fn may_view_request(user_id: i64, viewer: &Viewer, author_user_id: i64) -> bool {
+    sees_all_requests(viewer) || user_id == author_user_id
+}
+
+/// Whether `viewer` may approve or reject requests.
+pub fn may_decide_request(viewer: &Viewer) -> bool {
+    viewer.role == Role::Admin
+}
+
+/// Whether `viewer` may merge a request's pull request from the portal (local forge).
+pub fn may_merge_request(viewer: &Viewer) -> bool {
+    viewer.role == Role::Admin
+}
 
 /// What `method path` requires, or `None` when the table has no line for it.
 pub fn lookup(method: &Method, path: &str) -> Option<Access> {
@@ -207,6 +264,74 @@ mod tests {
     fn unknown_routes_need_a_session() {
         assert_eq!(access(&Method::GET, "/nowhere"), Access::SignedIn);
         assert_eq!(access(&Method::DELETE, "/api/v1/items"), Access::SignedIn);
+    }
+
+    fn viewer(role: Role, groups: &[&str]) -> Viewer {
+        Viewer {
+            username: "someone".into(),
+            name: "Someone".into(),
+            email: None,
+            groups: groups.iter().map(|g| (*g).to_owned()).collect(),
+            role,
+            csrf_token: String::new(),
+            dev_login: false,
+        }
+    }
+
+    #[test]
+    fn a_researcher_sees_only_their_own_requests_and_an_admin_all() {
+        let rui = viewer(Role::Researcher, &[]);
+        let ada = viewer(Role::Admin, &[]);
+        assert!(may_view_request(7, &rui, 7));
+        assert!(!may_view_request(7, &rui, 8));
+        assert!(may_view_request(1, &ada, 8));
+        assert!(!may_decide_request(&rui));
+        assert!(!may_merge_request(&rui));
+        assert!(may_decide_request(&ada));
+        assert!(may_merge_request(&ada));
+    }
+
+    #[test]
+    fn a_template_is_used_by_the_roles_and_groups_it_lists_and_by_admins() {
+        let open = TemplateAccess::default();
+        let gpu = TemplateAccess {
+            roles: vec![],
+            groups: vec!["gpu-users".into()],
+        };
+        assert!(may_use_template(&viewer(Role::Researcher, &[]), &open));
+        assert!(!may_use_template(&viewer(Role::Researcher, &["x"]), &gpu));
+        assert!(may_use_template(
+            &viewer(Role::Researcher, &["gpu-users"]),
+            &gpu
+        ));
+        assert!(may_use_template(&viewer(Role::Admin, &[]), &gpu));
+        let researchers = TemplateAccess {
+            roles: vec![Role::Researcher],
+            groups: vec![],
+        };
+        assert!(may_use_template(
+            &viewer(Role::Researcher, &[]),
+            &researchers
+        ));
+    }
+
+    #[test]
+    fn deciding_and_merging_requests_is_for_admins_and_the_webhook_is_public() {
+        for path in [
+            "/api/v1/requests/3/approve",
+            "/api/v1/requests/3/reject",
+            "/api/v1/requests/3/merge",
+        ] {
+            assert_eq!(access(&Method::POST, path), Access::Admin, "{path}");
+        }
+        assert_eq!(access(&Method::POST, "/api/v1/requests"), Access::SignedIn);
+        assert_eq!(access(&Method::GET, "/api/v1/requests/3"), Access::SignedIn);
+        assert_eq!(
+            access(&Method::POST, "/api/v1/forge/webhook"),
+            Access::Public
+        );
+        assert!(signed_by_sender("/api/v1/forge/webhook"));
+        assert!(!signed_by_sender("/api/v1/requests"));
     }
 
     #[test]

@@ -9,10 +9,15 @@
 //!   on disk.
 //! - [`store`]: requests, their timeline, the outbox and local pull requests in the database.
 //! - [`worker`]: the background worker that proposes requests and follows pull requests.
+//! - [`template`]: template folders (manifest + skeleton), loaded and rendered safely into the
+//!   files of a request.
+//! - [`service`]: the operations the JSON API and the web UI call, with their authorization.
 //!
 //! The state machine itself is pure and lives in `mirante_domain::request`.
 
 pub mod forge;
+pub mod service;
+pub mod store;
 pub mod template;
 pub mod store;
 pub mod worker;
@@ -66,9 +71,27 @@ pub async fn open_forge(config: &Config, db: &Db) -> anyhow::Result<Arc<dyn Forg
                 &config.public_url(),
             )))
         }
-        kind => anyhow::bail!(
-            "MIRANTE_FORGE={kind}: this build has no client for hosted forges; use MIRANTE_FORGE=local"
-        ),
+        kind => {
+            let url = config
+                .forge_url
+                .as_deref()
+                .map(url::Url::parse)
+                .transpose()
+                .context("MIRANTE_FORGE_URL is not a URL")?;
+            let token = config
+                .forge_token
+                .clone()
+                .context("MIRANTE_FORGE_TOKEN is not set")?;
+            let repo = config.monorepo.as_deref().unwrap_or_default().trim();
+            let http = reqwest::Client::builder()
+                .timeout(forge::DEFAULT_TIMEOUT)
+                .user_agent(concat!("mirante/", env!("CARGO_PKG_VERSION")))
+                .build()
+                .context("cannot build the HTTP client for the forge")?;
+            let forge = forge::hosted(kind, url.as_ref(), repo, token, http)?;
+            tracing::info!(forge = %kind, monorepo = repo, "pull requests go to a hosted forge");
+            Ok(forge)
+        }
     }
 }
 

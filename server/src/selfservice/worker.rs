@@ -269,6 +269,15 @@ impl Worker {
                     Err(e) => Err(e),
                 }
             }
+            // Someone else moved the request meanwhile (a webhook, an admin): its state
+            // stands, and there is nothing left for this job to do.
+            Err(StepError::Transition(TransitionError::Illegal(illegal))) => {
+                tracing::info!(request.id = request_id, request.state = %illegal.from, "the request moved on; job finished");
+                self.db
+                    .finish_job(job.request_job_id, &self.owner, now)
+                    .await
+                    .map(drop)
+            }
             Err(error) => {
                 let message = error.to_string();
                 tracing::warn!(request.id = request_id, error = %message, "proposing failed for good");

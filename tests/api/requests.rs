@@ -1,0 +1,590 @@
+//! Self-service requests end to end on the local forge: templates, preview, submission,
+//! approval, the worker's branches and pull requests in a real git repository, the merge and
+//! the catalog reload; who may do what; a forge that is down.
+
+use std::{
+    path::Path,
+    time::{Duration, Instant},
+};
+
+use chrono::Utc;
+use mirante::selfservice::{
+    forge::FileChange,
+    store::{Author, NewRequest},
+};
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+
+fn workspace() -> Value {
+    json!({
+        "template": "gpu-workspace",
+        "values": {"name": "nlp", "cluster": "gpu-sp-01", "gpus": 1, "purpose": "thesis"}
+    })
+}
+
+fn database() -> Value {
+    json!({
+        "template": "postgres-cnpg",
+        "values": {"name": "analytics", "namespace": "ws-nlp", "databases": ["results"]}
+    })
+}
+
+/// Waits until the request reaches `state` (as `client` sees it), or fails after 60 s.
+async fn wait_for_state(app: &TestApp, client: &reqwest::Client, id: i64, state: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let r = app
+            .get_json_as(client, &format!("/api/v1/requests/{id}"), 200)
+            .await;
+        if r["state"] == state {
+            return r;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "request {id} never became {state}: {r}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The files a branch adds or changes on top of `main`, with their contents.
+fn branch_files(monorepo: &Path, branch: &str) -> Vec<(String, String)> {
+    let repo = git2::Repository::open(monorepo).unwrap();
+    let tip = repo
+        .find_reference(&format!("refs/heads/{branch}"))
+        .unwrap()
+        .peel_to_commit()
+        .unwrap();
+    assert_eq!(tip.parent_count(), 1, "one commit on top of main");
+    let parent = tip.parent(0).unwrap();
+    let diff = repo
+        .diff_tree_to_tree(
+            Some(&parent.tree().unwrap()),
+            Some(&tip.tree().unwrap()),
+            None,
+        )
+        .unwrap();
+    let mut files: Vec<(String, String)> = diff
+        .deltas()
+        .map(|d| {
+            let blob = repo.find_blob(d.new_file().id()).unwrap();
+            (
+                d.new_file().path().unwrap().to_string_lossy().into_owned(),
+                String::from_utf8(blob.content().to_vec()).unwrap(),
+            )
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+fn mirante_branches(monorepo: &Path) -> Vec<String> {
+    let repo = git2::Repository::open(monorepo).unwrap();
+    let mut names: Vec<String> = repo
+        .branches(Some(git2::BranchType::Local))
+        .unwrap()
+        .map(|b| b.unwrap().0.name().unwrap().unwrap().to_owned())
+        .filter(|n| n.starts_with("mirante/"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// Files with the line recording when the request was made left out.
+fn without_request_time(files: Vec<(String, String)>) -> Vec<(String, String)> {
+    files
+        .into_iter()
+        .map(|(path, content)| {
+            let kept: Vec<&str> = content
+                .lines()
+                .filter(|l| !l.contains("requested-at"))
+                .collect();
+            (path, kept.join("\n"))
+        })
+        .collect()
+}
+
+/// The `(path, content)` pairs of a preview's or a request's `files`, sorted.
+fn preview_files(preview: &Value) -> Vec<(String, String)> {
+    let mut files: Vec<(String, String)> = preview["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap().to_owned(),
+                f["content"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// A request written straight to the database, as a future portal edit of the catalog would
+/// make one (no template involved), queued for the worker.
+async fn seed_request(app: &TestApp, target: &str, files: Vec<FileChange>) -> i64 {
+    let user_id = app
+        .db
+        .upsert_user(&mirante::db::NewUser {
+            issuer: "test",
+            subject: "test-admin",
+            username: "test-admin",
+            name: "test-admin",
+            email: None,
+            groups: &["portal-admins".to_owned()],
+            at: Utc::now(),
+        })
+        .await
+        .unwrap();
+    let request = app
+        .db
+        .insert_request(&NewRequest {
+            template: "catalog-edit",
+            template_title: "Catalog edit",
+            values: &json!({}),
+            files: &files,
+            target,
+            slug: "catalog-edit",
+            author: &Author {
+                user_id,
+                username: "test-admin".into(),
+                name: "test-admin".into(),
+                email: None,
+            },
+            needs_approval: false,
+            at: Utc::now(),
+        })
+        .await
+        .unwrap();
+    app.worker.wake();
+    request.id
+}
+
+/// A request that the forge has pull request `number` for, as the worker leaves it.
+async fn seed_proposed(app: &TestApp, number: i64) -> i64 {
+    use mirante::selfservice::store::Change;
+    use mirante_domain::request::RequestEvent;
+    let id = seed_request(
+        app,
+        "notes/hook",
+        vec![FileChange {
+            path: "notes/hook/a.yaml".into(),
+            content: "a: 1\n".into(),
+        }],
+    )
+    .await;
+    let url = format!("https://gitlab.example/infra/devops/-/merge_requests/{number}");
+    // The worker may start proposing first (and then wait for the unreachable forge).
+    let _ = app
+        .db
+        .transition_request(
+            id,
+            RequestEvent::StartProposing,
+            &Change {
+                actor: "system",
+                ..Change::default()
+            },
+            Utc::now(),
+        )
+        .await;
+    app.db
+        .transition_request(
+            id,
+            RequestEvent::Propose,
+            &Change {
+                actor: "system",
+                pull_request: Some((number, &url)),
+                ..Change::default()
+            },
+            Utc::now(),
+        )
+        .await
+        .unwrap();
+    id
+}
+
+on_both_databases! {
+    async fn a_researchers_workspace_and_database_are_approved_proposed_as_two_branches_and_one_is_merged(backend: Backend) {
+        let app = spawn_app_with(backend, CatalogSetup::Embedded).await;
+        let rui = app.dev_browser("rui").await;
+        let monorepo = app.data_dir.join("monorepo");
+
+        let templates = app.get_json_as(&rui, "/api/v1/templates", 200).await;
+        let ids: Vec<&str> = templates["templates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["id"].as_str().unwrap())
+            .collect();
+        assert!(ids.contains(&"gpu-workspace") && ids.contains(&"postgres-cnpg"), "{ids:?}");
+        let detail = app.get_json_as(&rui, "/api/v1/templates/gpu-workspace", 200).await;
+        assert!(detail["manifest"]["parameters"].as_array().is_some(), "{detail}");
+
+        // Preview, then submit, each request.
+        let mut requests = Vec::new();
+        for input in [workspace(), database()] {
+            let preview = app.post_json(&rui, "/api/v1/requests/preview", &input, 200).await;
+            let files = preview["files"].as_array().unwrap();
+            assert!(!files.is_empty(), "{preview}");
+            for f in files {
+                assert_eq!(f["status"], "added", "{f}");
+                assert!(f["diff"].as_str().unwrap().starts_with("--- /dev/null\n+++ b/"), "{f}");
+            }
+            let submitted = app.post_json(&rui, "/api/v1/requests", &input, 201).await;
+            assert_eq!(submitted["state"], "awaiting_approval", "{submitted}");
+            assert_eq!(submitted["author"], "rui");
+            // The same files as previewed; only the time of the request, which templates may
+            // write down, moves between the two renders.
+            assert_eq!(
+                without_request_time(preview_files(&submitted)),
+                without_request_time(preview_files(&preview))
+            );
+            requests.push((submitted["id"].as_i64().unwrap(), submitted));
+        }
+        assert!(mirante_branches(&monorepo).is_empty(), "nothing is proposed before approval");
+
+        // A researcher cannot approve; an admin does.
+        for (id, _) in &requests {
+            let refused = rui
+                .post(format!("{}/api/v1/requests/{id}/approve", app.address))
+                .json(&json!({}))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(refused.status().as_u16(), 403);
+            let approved = app
+                .post_json(&app.client, &format!("/api/v1/requests/{id}/approve"), &json!({"comment": "fine"}), 200)
+                .await;
+            assert_eq!(approved["state"], "approved", "{approved}");
+        }
+
+        // The worker proposes both: two branches holding exactly the previewed files.
+        let mut proposed = Vec::new();
+        for (id, submitted) in &requests {
+            let r = wait_for_state(&app, &rui, *id, "proposed").await;
+            let branch = r["branch"].as_str().unwrap().to_owned();
+            assert!(branch.starts_with(&format!("mirante/{id}-")), "{branch}");
+            assert_eq!(branch_files(&monorepo, &branch), preview_files(submitted));
+            assert_eq!(preview_files(&r), preview_files(submitted));
+            assert!(r["pr_number"].as_i64().is_some(), "{r}");
+            assert_eq!(r["pr_url"], format!("{}/requests/{id}", app.address));
+            assert_eq!(r["last_error"], Value::Null);
+            proposed.push(r);
+        }
+        assert_eq!(mirante_branches(&monorepo).len(), 2);
+
+        // The admin merges the workspace; the request shows merged with its timeline.
+        let (ws_id, ws_submitted) = &requests[0];
+        let merged = app
+            .post_json(&app.client, &format!("/api/v1/requests/{ws_id}/merge"), &json!({}), 200)
+            .await;
+        assert_eq!(merged["state"], "merged", "{merged}");
+        let seen = app.get_json_as(&rui, &format!("/api/v1/requests/{ws_id}"), 200).await;
+        assert_eq!(seen["state"], "merged");
+        let timeline: Vec<(&str, &str)> = seen["timeline"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| (t["to"].as_str().unwrap(), t["actor"].as_str().unwrap()))
+            .collect();
+        assert_eq!(
+            timeline,
+            [
+                ("submitted", "rui"),
+                ("awaiting_approval", "rui"),
+                ("approved", "test-admin"),
+                ("proposing", "system"),
+                ("proposed", "system"),
+                ("merged", "test-admin"),
+            ]
+        );
+        assert_eq!(seen["timeline"][2]["comment"], "fine");
+        // main now holds the workspace's files; the database request is still open.
+        let repo = git2::Repository::open(&monorepo).unwrap();
+        let main = repo.find_reference("refs/heads/main").unwrap().peel_to_commit().unwrap();
+        for (path, content) in preview_files(ws_submitted) {
+            let entry = main.tree().unwrap().get_path(Path::new(&path)).unwrap();
+            assert_eq!(repo.find_blob(entry.id()).unwrap().content(), content.as_bytes());
+        }
+        let db_request = app.get_json_as(&rui, &format!("/api/v1/requests/{}", requests[1].0), 200).await;
+        assert_eq!(db_request["state"], "proposed");
+
+        // The same workspace again: its directory now exists in the monorepo.
+        let again = rui
+            .post(format!("{}/api/v1/requests/preview", app.address))
+            .json(&workspace())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(again.status().as_u16(), 409);
+
+        let actions: Vec<String> = app
+            .db
+            .list_audit(50)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|e| e.action.starts_with("request."))
+            .map(|e| e.action)
+            .collect();
+        for action in ["request.submit", "request.approve", "request.merge"] {
+            assert!(actions.iter().any(|a| a == action), "{action} not audited: {actions:?}");
+        }
+    }
+
+    async fn researchers_see_only_their_own_requests_and_cannot_decide_them(backend: Backend) {
+        let app = spawn_app_with(backend, CatalogSetup::Embedded).await;
+        let rui = app.dev_browser("rui").await;
+        let bia = app.with_token(&seed_token(&app.db, "bia", &["researchers"]).await);
+        let submitted = app.post_json(&rui, "/api/v1/requests", &workspace(), 201).await;
+        let id = submitted["id"].as_i64().unwrap();
+
+        let as_bia = app.get_json_as(&bia, &format!("/api/v1/requests/{id}"), 404).await;
+        let bia_list = app.get_json_as(&bia, "/api/v1/requests", 200).await;
+        let rui_list = app.get_json_as(&rui, "/api/v1/requests", 200).await;
+        let admin_list = app.get_json_as(&app.client, "/api/v1/requests", 200).await;
+
+        assert!(as_bia["error"].as_str().is_some());
+        assert_eq!(bia_list["requests"], json!([]));
+        assert_eq!(rui_list["requests"][0]["id"], id);
+        assert_eq!(admin_list["requests"][0]["id"], id);
+        for action in ["approve", "reject", "merge"] {
+            let refused = bia
+                .post(format!("{}/api/v1/requests/{id}/{action}", app.address))
+                .json(&json!({"comment": "no"}))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(refused.status().as_u16(), 403, "{action}");
+        }
+        for path in ["/api/v1/requests", "/api/v1/templates", &format!("/api/v1/requests/{id}")] {
+            let anonymous = app.anonymous.get(format!("{}{path}", app.address)).send().await.unwrap();
+            assert_eq!(anonymous.status().as_u16(), 401, "{path}");
+        }
+        let anonymous = app
+            .anonymous
+            .post(format!("{}/api/v1/requests", app.address))
+            .json(&workspace())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(anonymous.status().as_u16(), 401);
+        let still = app.get_json_as(&rui, &format!("/api/v1/requests/{id}"), 200).await;
+        assert_eq!(still["state"], "awaiting_approval");
+        assert_eq!(still["can_decide"], false);
+    }
+
+    async fn a_rejection_needs_a_comment_and_ends_the_request(backend: Backend) {
+        let app = spawn_app_with(backend, CatalogSetup::Embedded).await;
+        let rui = app.dev_browser("rui").await;
+        let id = app.post_json(&rui, "/api/v1/requests", &workspace(), 201).await["id"]
+            .as_i64()
+            .unwrap();
+
+        let no_comment = app
+            .post_json(&app.client, &format!("/api/v1/requests/{id}/reject"), &json!({"comment": "  "}), 400)
+            .await;
+        let rejected = app
+            .post_json(&app.client, &format!("/api/v1/requests/{id}/reject"), &json!({"comment": "no GPUs left this month"}), 200)
+            .await;
+        let approve_after = app
+            .post_json(&app.client, &format!("/api/v1/requests/{id}/approve"), &json!({}), 409)
+            .await;
+
+        assert!(no_comment["error"].as_str().unwrap().contains("comment"), "{no_comment}");
+        assert_eq!(rejected["state"], "rejected");
+        assert_eq!(rejected["decision_comment"], "no GPUs left this month");
+        assert!(approve_after["error"].as_str().unwrap().contains("rejected"), "{approve_after}");
+        assert!(app.db.job_of_request(id).await.unwrap().is_none(), "nothing queued");
+        let audit = app.db.list_audit(5).await.unwrap();
+        assert!(audit.iter().any(|e| e.action == "request.reject" && e.target == format!("request:{id}")));
+    }
+
+    async fn invalid_values_are_refused_with_every_field_listed(backend: Backend) {
+        let app = spawn_app_with(backend, CatalogSetup::Embedded).await;
+        let rui = app.dev_browser("rui").await;
+        let bad = json!({
+            "template": "gpu-workspace",
+            "values": {"name": "Not A Name!", "cluster": "gpu-sp-01", "gpus": 64, "days": 0}
+        });
+
+        let preview = app.post_json(&rui, "/api/v1/requests/preview", &bad, 422).await;
+        let submit = app.post_json(&rui, "/api/v1/requests", &bad, 422).await;
+        let unknown = app
+            .post_json(&rui, "/api/v1/requests", &json!({"template": "nope", "values": {}}), 404)
+            .await;
+        let not_json = rui
+            .post(format!("{}/api/v1/requests", app.address))
+            .header("content-type", "application/json")
+            .body("{not json")
+            .send()
+            .await
+            .unwrap();
+
+        let fields: Vec<&str> = preview["details"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["field"].as_str().unwrap())
+            .collect();
+        for field in ["name", "gpus", "days"] {
+            assert!(fields.contains(&field), "{field} not in {preview}");
+        }
+        assert_eq!(submit["details"], preview["details"]);
+        assert!(unknown["error"].as_str().is_some());
+        assert_eq!(not_json.status().as_u16(), 400);
+        assert!(app.db.list_requests(None, 10).await.unwrap().is_empty(), "nothing stored");
+    }
+
+    async fn a_forge_that_is_down_is_retried_with_backoff_showing_the_last_error_and_nothing_is_lost(backend: Backend) {
+        let app = spawn_configured(backend, CatalogSetup::Embedded, |config, _| {
+            config.worker_retry_secs = 1;
+            config.worker_retry_max_secs = 2;
+        })
+        .await;
+        let monorepo = app.data_dir.join("monorepo");
+        let away = app.data_dir.join("monorepo-away");
+        // The repository is out of reach: every forge call answers Unavailable.
+        std::fs::rename(&monorepo, &away).unwrap();
+        let files = vec![FileChange {
+            path: "notes/outage.yaml".into(),
+            content: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: outage\n".into(),
+        }];
+        let id = seed_request(&app, "notes", files.clone()).await;
+
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let (down, job) = loop {
+            let r = app.db.request(id).await.unwrap().unwrap();
+            let job = app.db.job_of_request(id).await.unwrap().unwrap();
+            if job.attempts >= 3 && job.lease_owner.is_none() {
+                break (r, job);
+            }
+            assert!(Instant::now() < deadline, "not retried: {r:?} {job:?}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        assert_eq!(down.state, mirante_domain::request::RequestState::Proposing);
+        let error = down.last_error.clone().unwrap();
+        assert!(error.contains("unavailable"), "{error}");
+        assert!(error.contains("trying again in"), "{error}");
+        assert!(job.done_at.is_none(), "the job is kept");
+        assert!(job.last_error.is_some());
+        let shown = app.get_json(&format!("/api/v1/requests/{id}"), 200).await;
+        assert_eq!(shown["last_error"], error.as_str());
+
+        // The forge comes back: the next attempt proposes it.
+        std::fs::rename(&away, &monorepo).unwrap();
+        let r = wait_for_state(&app, &app.client, id, "proposed").await;
+        assert_eq!(r["last_error"], Value::Null);
+        let branch = r["branch"].as_str().unwrap();
+        assert_eq!(
+            branch_files(&monorepo, branch),
+            files.iter().map(|f| (f.path.clone(), f.content.clone())).collect::<Vec<_>>()
+        );
+        assert_eq!(mirante_branches(&monorepo).len(), 1);
+    }
+
+    async fn merging_a_catalog_change_reloads_the_catalog_from_the_monorepo(backend: Backend) {
+        let app = spawn_app_with(backend, CatalogSetup::Embedded).await;
+        let before = app.get_json("/api/v1/catalog", 200).await;
+        let (commit, _) = mirante::selfservice::forge::local::read_dir_at(
+            &app.data_dir.join("monorepo"),
+            "main",
+            "catalog",
+        )
+        .unwrap();
+        assert_eq!(before["revision"], commit.as_str());
+        app.get_json("/api/v1/items/merged-gpu-pool", 404).await;
+        let item = "items:\n  - id: merged-gpu-pool\n    name: GPU pool added by a merged request\n    kind: component\n    layer: l8b\n    state: desired\n";
+        let id = seed_request(
+            &app,
+            "catalog/requested",
+            vec![FileChange { path: "catalog/requested/gpu-pool.yaml".into(), content: item.into() }],
+        )
+        .await;
+        wait_for_state(&app, &app.client, id, "proposed").await;
+        app.get_json("/api/v1/items/merged-gpu-pool", 404).await;
+
+        let merged = app
+            .post_json(&app.client, &format!("/api/v1/requests/{id}/merge"), &json!({"style": "merge-commit"}), 200)
+            .await;
+
+        assert_eq!(merged["state"], "merged");
+        let after = app.get_json("/api/v1/catalog", 200).await;
+        assert_ne!(after["hash"], before["hash"]);
+        assert_ne!(after["revision"], before["revision"]);
+        let item = app.get_json("/api/v1/items/merged-gpu-pool", 200).await;
+        assert_eq!(item["item"]["name"], "GPU pool added by a merged request");
+        let reload = app.db.list_audit(10).await.unwrap().into_iter().find(|e| e.action == "catalog.reload").unwrap();
+        assert_eq!(reload.detail["trigger"]["kind"], "merge");
+        assert_eq!(reload.actor, "test-admin");
+    }
+
+    async fn a_webhook_without_a_valid_signature_is_refused_and_audited(backend: Backend) {
+        let app = spawn_configured(backend, CatalogSetup::Small, |config, _| {
+            config.webhook_secret = Some(secrecy::SecretString::from("hook-secret"));
+        })
+        .await;
+
+        let response = app
+            .anonymous
+            .post(format!("{}/api/v1/forge/webhook", app.address))
+            .header("x-hub-signature-256", "sha256=00")
+            .header("x-github-event", "pull_request")
+            .body(r#"{"action":"closed"}"#)
+            .send()
+            .await
+            .unwrap();
+
+        assert_eq!(response.status().as_u16(), 401);
+        let audit = app.db.list_audit(1).await.unwrap();
+        assert_eq!(audit[0].action, "forge.webhook_refused");
+        assert_eq!(audit[0].actor, "anonymous");
+    }
+
+    async fn a_signed_webhook_moves_the_request_of_its_pull_request_and_ignores_others(backend: Backend) {
+        let app = spawn_configured(backend, CatalogSetup::Small, |config, _| {
+            config.forge = mirante::selfservice::forge::ForgeKind::Gitlab;
+            config.monorepo = Some("infra/devops".into());
+            config.forge_url = Some("http://127.0.0.1:9".into());
+            config.forge_token = Some(secrecy::SecretString::from("glpat-test"));
+            config.webhook_secret = Some(secrecy::SecretString::from("hook-secret"));
+            config.forge_poll_secs = 0;
+        })
+        .await;
+        let id = seed_proposed(&app, 5).await;
+        let branch = app.db.request(id).await.unwrap().unwrap().branch;
+        let hook = |iid: u64, branch: &str, token: &str| {
+            app.anonymous
+                .post(format!("{}/api/v1/forge/webhook", app.address))
+                .header("x-gitlab-event", "Merge Request Hook")
+                .header("x-gitlab-token", token)
+                .json(&json!({
+                    "object_kind": "merge_request",
+                    "object_attributes": {"iid": iid, "source_branch": branch, "state": "merged", "action": "merge"}
+                }))
+                .send()
+        };
+
+        let wrong_token = hook(5, &branch, "guess").await.unwrap();
+        let other_branch = hook(9, "feature/elsewhere", "hook-secret").await.unwrap();
+        let other_number = hook(6, &branch, "hook-secret").await.unwrap();
+        let still = app.db.request(id).await.unwrap().unwrap();
+        let ours = hook(5, &branch, "hook-secret").await.unwrap();
+        let again = hook(5, &branch, "hook-secret").await.unwrap();
+
+        assert_eq!(wrong_token.status().as_u16(), 401);
+        assert_eq!(other_branch.status().as_u16(), 202);
+        assert_eq!(other_number.status().as_u16(), 202);
+        assert_eq!(still.state, mirante_domain::request::RequestState::Proposed);
+        assert_eq!(ours.status().as_u16(), 200);
+        let body: Value = ours.json().await.unwrap();
+        assert_eq!(body, json!({"outcome": "updated", "request": id, "state": "merged"}));
+        assert_eq!(again.status().as_u16(), 200);
+        assert_eq!(again.json::<Value>().await.unwrap()["outcome"], "unchanged");
+        let merged = app.get_json(&format!("/api/v1/requests/{id}"), 200).await;
+        assert_eq!(merged["state"], "merged");
+        assert_eq!(merged["timeline"].as_array().unwrap().last().unwrap()["actor"], "forge:gitlab");
+    }
+}
