@@ -730,7 +730,7 @@ impl SelfService {
             .map_err(forge_error)?;
         let updated = worker::follow(&self.db, r.id, pr.state, &actor)
             .await?
-            .map_or_else(|| r.clone(), |u| u);
+            .unwrap_or_else(|| r.clone());
         self.audit(
             &actor,
             "request.merge",
