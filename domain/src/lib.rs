@@ -8,8 +8,8 @@ pub mod identity;
 #[cfg(feature = "load")]
 pub mod load;
 pub mod model;
-pub mod selfservice;
 pub mod request;
+pub mod selfservice;
 pub mod snapshot;
 #[cfg(feature = "load")]
 pub mod synthetic;

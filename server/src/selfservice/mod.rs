@@ -2,15 +2,12 @@
 //! followed until it is merged or closed.
 //!
 //! - [`forge`]: the one trait every forge (the local git repository, GitHub, GitLab,
-//!   Gitea/Forgejo) implements, and what it exchanges.
-//! - [`template`]: template folders (manifest + skeleton), loaded and rendered safely into the
-//!   files of a request.
 //!   Gitea/Forgejo) implements, and what it exchanges; [`forge::local`] is the git repository
 //!   on disk.
-//! - [`store`]: requests, their timeline, the outbox and local pull requests in the database.
-//! - [`worker`]: the background worker that proposes requests and follows pull requests.
 //! - [`template`]: template folders (manifest + skeleton), loaded and rendered safely into the
 //!   files of a request.
+//! - [`store`]: requests, their timeline, the outbox and local pull requests in the database.
+//! - [`worker`]: the background worker that proposes requests and follows pull requests.
 //! - [`service`]: the operations the JSON API and the web UI call, with their authorization.
 //!
 //! The state machine itself is pure and lives in `mirante_domain::request`.
@@ -19,7 +16,6 @@ pub mod forge;
 pub mod service;
 pub mod store;
 pub mod template;
-pub mod store;
 pub mod worker;
 
 use std::{path::Path, sync::Arc};
