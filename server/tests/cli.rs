@@ -478,7 +478,7 @@ fn template_render_writes_the_files_a_request_would_propose() {
             .unwrap();
     assert!(cluster.contains("  instances: 2\n"), "{cluster}");
     assert!(
-        cluster.contains("mirante.dev/requested-at: \"2026-11-30T12:00:00+00:00\""),
+        cluster.contains("mirante.dev/requested-on: \"2026-11-30\""),
         "{cluster}"
     );
     let databases = std::fs::read_to_string(
