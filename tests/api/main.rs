@@ -17,3 +17,4 @@ mod items;
 mod middleware;
 mod openapi;
 mod reference;
+mod roadmap;
