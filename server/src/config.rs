@@ -19,7 +19,7 @@
 //! | `session_idle_secs`     | `MIRANTE_SESSION_IDLE_SECS`    | `28800` (8 h)                        |
 //! | `session_max_secs`      | `MIRANTE_SESSION_MAX_SECS`     | `604800` (7 days)                    |
 //! | `public_catalog`        | `MIRANTE_PUBLIC_CATALOG`       | `false`                              |
-//! | `monorepo`              | `MIRANTE_MONOREPO`             | unset: IaC references are not checked |
+//! | `iac_root`              | `MIRANTE_IAC_ROOT`             | unset: IaC references are not checked |
 //! | `attestation_max_age_days` | `MIRANTE_ATTESTATION_MAX_AGE_DAYS` | `180`                       |
 //!
 //! The file is read from `MIRANTE_CONFIG` when set (and must then exist), otherwise from
@@ -64,7 +64,7 @@ const ENV_KEYS: &[&str] = &[
     "session_idle_secs",
     "session_max_secs",
     "public_catalog",
-    "monorepo",
+    "iac_root",
     "attestation_max_age_days",
 ];
 
@@ -136,9 +136,9 @@ pub struct Config {
     /// Whether the read-only catalog (pages and API) is readable without signing in.
     #[serde(default)]
     pub public_catalog: bool,
-    /// Root of the devops monorepo checkout that IaC references are checked against.
+    /// A checkout of the devops monorepo that IaC references are checked against.
     #[serde(default)]
-    pub monorepo: Option<PathBuf>,
+    pub iac_root: Option<PathBuf>,
     /// Attestations older than this many days are reported as stale.
     #[serde(default = "default_attestation_max_age_days")]
     pub attestation_max_age_days: u32,
@@ -200,7 +200,7 @@ impl Default for Config {
             session_idle_secs: default_session_idle_secs(),
             session_max_secs: default_session_max_secs(),
             public_catalog: false,
-            monorepo: None,
+            iac_root: None,
             attestation_max_age_days: default_attestation_max_age_days(),
         }
     }
@@ -358,7 +358,7 @@ impl Config {
             session_idle_secs: self.session_idle_secs,
             session_max_secs: self.session_max_secs,
             public_catalog: self.public_catalog,
-            monorepo: self.monorepo.as_deref(),
+            iac_root: self.iac_root.as_deref(),
             attestation_max_age_days: self.attestation_max_age_days,
         };
         let mut out =
@@ -398,7 +398,7 @@ struct Printable<'a> {
     session_max_secs: u64,
     public_catalog: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    monorepo: Option<&'a Path>,
+    iac_root: Option<&'a Path>,
     attestation_max_age_days: u32,
 }
 
@@ -428,7 +428,7 @@ impl fmt::Debug for Config {
             .field("session_idle_secs", &self.session_idle_secs)
             .field("session_max_secs", &self.session_max_secs)
             .field("public_catalog", &self.public_catalog)
-            .field("monorepo", &self.monorepo)
+            .field("iac_root", &self.iac_root)
             .field("attestation_max_age_days", &self.attestation_max_age_days)
             .finish()
     }

@@ -114,7 +114,7 @@ impl SeverityCounts {
 
 /// The consistency lint on the catalog in force (admins): validated without evidence, stale
 /// attestations, declared without an IaC reference or with one the monorepo does not have
-/// (when `MIRANTE_MONOREPO` is set), validated depending on unvalidated, deferred without a
+/// (when `MIRANTE_IAC_ROOT` is set), validated depending on unvalidated, deferred without a
 /// criterion, rejected without a reason.
 #[utoipa::path(
     get,
