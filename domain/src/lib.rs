@@ -5,10 +5,12 @@
 
 pub mod diagnostic;
 pub mod identity;
+pub mod lint;
 #[cfg(feature = "load")]
 pub mod load;
 pub mod model;
 pub mod request;
+pub mod roadmap;
 pub mod selfservice;
 pub mod snapshot;
 #[cfg(feature = "load")]

@@ -29,6 +29,8 @@
 //! | `worker_lease_secs`     | `MIRANTE_WORKER_LEASE_SECS`    | `60`: how long a claimed job is a worker's before another may take it |
 //! | `worker_retry_secs`     | `MIRANTE_WORKER_RETRY_SECS`    | `5`: first wait after a retryable forge error, doubled each time |
 //! | `worker_retry_max_secs` | `MIRANTE_WORKER_RETRY_MAX_SECS` | `600`: the longest wait between two attempts |
+//! | `iac_root`              | `MIRANTE_IAC_ROOT`             | unset: IaC references are not checked |
+//! | `attestation_max_age_days` | `MIRANTE_ATTESTATION_MAX_AGE_DAYS` | `180`                       |
 //!
 //! The file is read from `MIRANTE_CONFIG` when set (and must then exist), otherwise from
 //! `./mirante.toml` when present. Relative paths are relative to the working directory.
@@ -84,6 +86,8 @@ const ENV_KEYS: &[&str] = &[
     "worker_lease_secs",
     "worker_retry_secs",
     "worker_retry_max_secs",
+    "iac_root",
+    "attestation_max_age_days",
 ];
 
 /// How log lines are written.
@@ -185,6 +189,12 @@ pub struct Config {
     /// The longest wait between two attempts.
     #[serde(default = "default_worker_retry_max_secs")]
     pub worker_retry_max_secs: u64,
+    /// A checkout of the devops monorepo that IaC references are checked against.
+    #[serde(default)]
+    pub iac_root: Option<PathBuf>,
+    /// Attestations older than this many days are reported as stale.
+    #[serde(default = "default_attestation_max_age_days")]
+    pub attestation_max_age_days: u32,
 }
 
 fn default_base_branch() -> String {
@@ -205,6 +215,10 @@ fn default_worker_retry_secs() -> u64 {
 
 fn default_worker_retry_max_secs() -> u64 {
     600
+}
+
+fn default_attestation_max_age_days() -> u32 {
+    mirante_domain::lint::DEFAULT_STALE_AFTER_DAYS
 }
 
 fn default_admin_groups() -> String {
@@ -269,6 +283,8 @@ impl Default for Config {
             worker_lease_secs: default_worker_lease_secs(),
             worker_retry_secs: default_worker_retry_secs(),
             worker_retry_max_secs: default_worker_retry_max_secs(),
+            iac_root: None,
+            attestation_max_age_days: default_attestation_max_age_days(),
         }
     }
 }
@@ -490,6 +506,8 @@ impl Config {
             worker_lease_secs: self.worker_lease_secs,
             worker_retry_secs: self.worker_retry_secs,
             worker_retry_max_secs: self.worker_retry_max_secs,
+            iac_root: self.iac_root.as_deref(),
+            attestation_max_age_days: self.attestation_max_age_days,
         };
         let mut out =
             toml::to_string(&printable).unwrap_or_else(|e| format!("# unprintable: {e}\n"));
@@ -546,6 +564,9 @@ struct Printable<'a> {
     worker_lease_secs: u64,
     worker_retry_secs: u64,
     worker_retry_max_secs: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    iac_root: Option<&'a Path>,
+    attestation_max_age_days: u32,
 }
 
 impl fmt::Debug for Config {
@@ -587,6 +608,8 @@ impl fmt::Debug for Config {
             .field("worker_lease_secs", &self.worker_lease_secs)
             .field("worker_retry_secs", &self.worker_retry_secs)
             .field("worker_retry_max_secs", &self.worker_retry_max_secs)
+            .field("iac_root", &self.iac_root)
+            .field("attestation_max_age_days", &self.attestation_max_age_days)
             .finish()
     }
 }

@@ -7,6 +7,8 @@ pub mod catalog;
 pub mod cli;
 pub mod config;
 pub mod db;
+pub mod evidence;
+pub mod exports;
 pub mod middleware;
 pub mod selfservice;
 pub mod startup;

@@ -11,6 +11,7 @@ mod helpers;
 
 mod auth;
 mod catalog;
+mod exports;
 mod forges;
 mod health;
 mod items;
@@ -18,3 +19,4 @@ mod middleware;
 mod openapi;
 mod reference;
 mod requests;
+mod roadmap;

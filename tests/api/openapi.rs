@@ -35,6 +35,8 @@ on_both_databases! {
             ("/api/v1/requests/{id}/reject", "post"),
             ("/api/v1/requests/{id}/merge", "post"),
             ("/api/v1/forge/webhook", "post"),
+            ("/api/v1/roadmap", "get"),
+            ("/api/v1/findings", "get"),
         ] {
             assert!(paths.get(path).and_then(|p| p.get(method)).is_some(), "{method} {path} missing");
         }

@@ -10,6 +10,7 @@ pub mod health;
 pub mod items;
 pub mod query;
 pub mod reference;
+pub mod roadmap;
 pub mod schema;
 pub mod selfservice;
 pub mod webhook;
@@ -39,6 +40,7 @@ use crate::state::AppState;
     ),
     tags(
         (name = "catalog", description = "The catalog in force: items, sites, layers, decisions, tasks, overview, reload"),
+        (name = "roadmap", description = "What is done, ready or blocked; progress; the consistency lint's findings"),
         (name = "health", description = "Liveness and readiness probes"),
         (name = "self-service", description = "Templates, requests that become pull requests on the devops monorepo, their approval and merge, and the forge webhook"),
         (name = "auth", description = "Who is signed in (session or `Authorization: Bearer` API token)"),
@@ -56,6 +58,7 @@ fn documented() -> OpenApiRouter<AppState> {
         .merge(catalog::router())
         .merge(selfservice::router())
         .merge(webhook::router())
+        .merge(roadmap::router())
         .routes(routes!(crate::auth::me))
         .routes(routes!(openapi_json))
 }
@@ -133,6 +136,8 @@ mod tests {
             "/api/v1/requests/{id}/reject",
             "/api/v1/requests/{id}/merge",
             "/api/v1/forge/webhook",
+            "/api/v1/roadmap",
+            "/api/v1/findings",
         ] {
             assert!(paths.contains(&path), "{path} missing from {paths:?}");
         }

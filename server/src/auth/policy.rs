@@ -113,6 +113,20 @@ pub const ROUTES: &[(Methods, &str, Access)] = &[
     (Methods::Post, "/api/v1/requests/{id}/reject", Access::Admin),
     (Methods::Post, "/api/v1/requests/{id}/merge", Access::Admin),
     (Methods::Post, "/api/v1/forge/webhook", Access::Public),
+    // The roadmap, its exports and the status badges (for READMEs and wikis) read the catalog;
+    // the lint's findings are an admin dashboard.
+    (Methods::Read, "/api/v1/roadmap", Access::Catalog),
+    (Methods::Read, "/api/v1/findings", Access::Admin),
+    (Methods::Read, "/roadmap", Access::Catalog),
+    (Methods::Read, "/roadmap/graph", Access::Catalog),
+    (Methods::Read, "/roadmap/graph.svg", Access::Catalog),
+    (Methods::Read, "/roadmap.md", Access::Catalog),
+    (Methods::Read, "/roadmap.csv", Access::Catalog),
+    (Methods::Read, "/badge/items/{file}", Access::Catalog),
+    (Methods::Read, "/findings", Access::Admin),
+    (Methods::ReadOrPost, "/_fn/roadmap", Access::Catalog),
+    (Methods::ReadOrPost, "/_fn/roadmap_graph", Access::Catalog),
+    (Methods::ReadOrPost, "/_fn/findings", Access::Admin),
     // The web UI's pages.
     (Methods::Read, "/", Access::Catalog),
     (Methods::Read, "/catalog", Access::Catalog),
