@@ -14,8 +14,14 @@ use crate::{
     components::NotFound,
     i18n::{I18n, Lang, initial_lang, use_i18n},
     pages::{
-        catalog::CatalogPage, decisions::DecisionsPage, item::ItemView, layer::LayerView,
-        overview::OverviewView, sites::SitesPage,
+        catalog::CatalogPage,
+        decisions::DecisionsPage,
+        item::ItemView,
+        layer::LayerView,
+        overview::OverviewView,
+        requests::{RequestPage, RequestsPage},
+        selfservice::{PreviewPageView, TemplateFormPage, TemplateProblemsPage, TemplatesPage},
+        sites::SitesPage,
     },
 };
 
@@ -73,6 +79,36 @@ pub fn App() -> impl IntoView {
                     />
                     <Route path=StaticSegment("decisions") view=DecisionsPage ssr=SsrMode::Async/>
                     <Route path=StaticSegment("sites") view=SitesPage ssr=SsrMode::Async/>
+                    <Route
+                        path=StaticSegment("self-service")
+                        view=TemplatesPage
+                        ssr=SsrMode::Async
+                    />
+                    <Route
+                        path=(StaticSegment("self-service"), ParamSegment("template"))
+                        view=TemplateFormPage
+                        ssr=SsrMode::Async
+                    />
+                    <Route
+                        path=(
+                            StaticSegment("self-service"),
+                            ParamSegment("template"),
+                            StaticSegment("preview"),
+                        )
+                        view=PreviewPageView
+                        ssr=SsrMode::Async
+                    />
+                    <Route path=StaticSegment("requests") view=RequestsPage ssr=SsrMode::Async/>
+                    <Route
+                        path=(StaticSegment("requests"), ParamSegment("id"))
+                        view=RequestPage
+                        ssr=SsrMode::Async
+                    />
+                    <Route
+                        path=(StaticSegment("admin"), StaticSegment("templates"))
+                        view=TemplateProblemsPage
+                        ssr=SsrMode::Async
+                    />
                 </Routes>
             </main>
             <footer class="footer">
@@ -87,6 +123,7 @@ pub fn App() -> impl IntoView {
 fn Header() -> impl IntoView {
     let i18n = use_i18n();
     let location = leptos_router::hooks::use_location();
+    let viewer = Resource::new(|| (), |_| get_viewer());
     view! {
         <header class="topbar">
             <a class="brand" href="/">
@@ -98,8 +135,20 @@ fn Header() -> impl IntoView {
                 <A href="/catalog">{i18n.tr("nav-catalog")}</A>
                 <A href="/sites">{i18n.tr("nav-sites")}</A>
                 <A href="/decisions">{i18n.tr("nav-decisions")}</A>
+                // Self-service is for signed-in users only.
+                <Transition fallback=|| ()>
+                    {move || Suspend::new(async move {
+                        matches!(viewer.await, Ok(Some(_)))
+                            .then(|| {
+                                view! {
+                                    <A href="/self-service">{i18n.tr("nav-self-service")}</A>
+                                    <A href="/requests">{i18n.tr("nav-requests")}</A>
+                                }
+                            })
+                    })}
+                </Transition>
             </nav>
-            <UserMenu/>
+            <UserMenu viewer/>
             <div class="lang-switch" role="group" aria-label=i18n.tr("lang-label")>
                 {Lang::ALL
                     .into_iter()
@@ -131,9 +180,10 @@ fn Header() -> impl IntoView {
 
 /// Who is signed in, with a sign-out button; or a sign-in link.
 #[component]
-fn UserMenu() -> impl IntoView {
+fn UserMenu(
+    viewer: Resource<Result<Option<mirante_domain::Viewer>, ServerFnError>>,
+) -> impl IntoView {
     let i18n = use_i18n();
-    let viewer = Resource::new(|| (), |_| get_viewer());
     view! {
         <Suspense fallback=|| ()>
             {move || Suspend::new(async move {

@@ -5,4 +5,6 @@ pub mod decisions;
 pub mod item;
 pub mod layer;
 pub mod overview;
+pub mod requests;
+pub mod selfservice;
 pub mod sites;
