@@ -880,3 +880,57 @@ pub fn TemplateProblemsPage() -> impl IntoView {
         </Suspense>
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parameter(pattern: Option<&str>, format: Option<Format>) -> Parameter {
+        serde_json::from_value(serde_json::json!({
+            "name": "x", "type": "string", "title": {"pt-BR": "x", "en": "x"},
+            "pattern": pattern, "format": format,
+        }))
+        .expect("a parameter")
+    }
+
+    #[test]
+    fn patterns_the_browser_reads_alike_become_html_attributes_and_others_do_not() {
+        let simple = parameter(Some("^[a-z](_?[a-z0-9])*$"), None);
+        assert_eq!(
+            html_pattern(&simple).as_deref(),
+            Some("^[a-z](_?[a-z0-9])*$")
+        );
+        // A leading `-` in a class is an error in the browser's strict mode.
+        let dash = parameter(Some("^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"), None);
+        assert_eq!(html_pattern(&dash), None);
+        let escaped = parameter(Some("^s3://[a-z]+\\.x$"), None);
+        assert_eq!(html_pattern(&escaped), None);
+        let label = parameter(None, Some(Format::DnsLabel));
+        assert!(html_pattern(&label).is_some());
+        assert_eq!(html_pattern(&parameter(None, None)), None);
+    }
+
+    #[test]
+    fn a_capacity_error_names_the_cluster_and_its_gpus_in_both_languages() {
+        let e: FieldError = serde_json::from_value(serde_json::json!({
+            "field": "gpus", "code": "exceeds_capacity", "message": "m",
+            "args": {"capacity": 1, "option": "gpu-sp-01", "detail": "1× NVIDIA RTX A5000", "value": 2},
+        }))
+        .expect("an error");
+        let strip = |s: String| s.replace(['\u{2068}', '\u{2069}'], "");
+        assert_eq!(
+            strip(field_error_text(Lang::En, &e)),
+            "2 asked for, but gpu-sp-01 has 1 (1× NVIDIA RTX A5000)."
+        );
+        assert!(strip(field_error_text(Lang::PtBr, &e)).contains("gpu-sp-01 tem 1"));
+    }
+
+    #[test]
+    fn an_error_on_an_array_item_counts_items_from_one() {
+        let e: FieldError = serde_json::from_value(serde_json::json!({
+            "field": "databases", "code": "duplicate_item", "message": "m", "args": {"index": 1},
+        }))
+        .expect("an error");
+        assert!(field_error_text(Lang::En, &e).starts_with("Item 2: "));
+    }
+}
