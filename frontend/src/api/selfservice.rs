@@ -353,8 +353,8 @@ pub async fn get_template_form(id: String) -> Result<Option<TemplateForm>, Serve
 }
 
 /// What the form's fields would propose; `None` when there is no such template. Refused
-/// values answer 422 with every field's error.
-#[server(prefix = "/_fn", endpoint = "preview")]
+/// values answer 422 with every field's error. JSON in: the fields are pairs, in order.
+#[server(prefix = "/_fn", endpoint = "preview", input = leptos::server_fn::codec::Json)]
 pub async fn preview_request(
     template: String,
     fields: Vec<(String, String)>,
