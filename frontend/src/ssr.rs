@@ -37,8 +37,15 @@ pub trait SelfServiceData: Send + Sync + 'static {
         template: &str,
         values: Value,
     ) -> Result<PreviewView, SsError>;
-    /// Stores a request with these values; answers its id.
-    async fn submit(&self, caller: &Parts, template: &str, values: Value) -> Result<i64, SsError>;
+    /// Stores a request with these values, rendered as the preview made `at` (RFC 3339) did;
+    /// answers its id.
+    async fn submit(
+        &self,
+        caller: &Parts,
+        template: &str,
+        values: Value,
+        at: Option<&str>,
+    ) -> Result<i64, SsError>;
     /// The requests the caller may see, newest first.
     async fn requests(&self, caller: &Parts) -> Result<Vec<RequestRow>, SsError>;
     /// A request the caller may see.

@@ -71,6 +71,9 @@ pub struct PreviewView {
     pub needs_approval: bool,
     /// Every file, with its diff.
     pub files: Vec<PreviewFile>,
+    /// When the files were rendered (RFC 3339): submitting with it renders the same files,
+    /// even from templates that write the time.
+    pub at: String,
 }
 
 /// Why the portal refused values or a step; what the page shows instead of the result.
@@ -270,24 +273,24 @@ pub fn field_text(value: &Value) -> String {
     }
 }
 
-/// The fields a form starts with: those in the address when there are any (coming back from
-/// the preview), else the parameters' defaults.
+/// The fields a form starts with: the parameters' defaults, replaced by the fields in the
+/// address (coming back from the preview, or a link that fills the form).
 pub fn initial_fields(
     manifest: &TemplateManifest,
     query: &[(String, String)],
 ) -> Vec<(String, String)> {
-    let given: Vec<(String, String)> = query
-        .iter()
-        .filter(|(k, _)| manifest.parameter(k).is_some())
-        .cloned()
-        .collect();
-    if !given.is_empty() {
-        return given;
-    }
     manifest
         .parameters
         .iter()
-        .filter_map(|p| p.default.as_ref().map(|d| (p.name.clone(), field_text(d))))
+        .filter_map(|p| {
+            let given = query.iter().rev().find(|(k, _)| *k == p.name);
+            let value = match (given, &p.default) {
+                (Some((_, v)), _) => v.clone(),
+                (None, Some(d)) => field_text(d),
+                (None, None) => return None,
+            };
+            Some((p.name.clone(), value))
+        })
         .collect()
 }
 
@@ -386,18 +389,24 @@ pub async fn preview_request(
     }))
 }
 
-/// Submits a request with the values that were previewed, then goes to its page.
+/// Submits a request with the values that were previewed, rendered at the preview's time
+/// (`at`) so it holds exactly the previewed files, then goes to its page.
 #[server(prefix = "/_fn", endpoint = "submit")]
 pub async fn submit_request(
     template: String,
     values: String,
+    at: Option<String>,
     csrf_token: String,
 ) -> Result<Result<i64, Refusal>, ServerFnError> {
     let (service, parts) = service()?;
     check_csrf(&parts, &csrf_token)?;
     let values: Value = serde_json::from_str(&values)
         .map_err(|_| ServerFnError::new("the values are not valid JSON"))?;
-    match service.submit(&parts, &template, values).await {
+    let at = at.filter(|a| !a.is_empty());
+    match service
+        .submit(&parts, &template, values, at.as_deref())
+        .await
+    {
         Ok(id) => {
             leptos_axum::redirect(&format!("/requests/{id}"));
             Ok(Ok(id))
@@ -571,7 +580,10 @@ mod tests {
     fn a_form_starts_with_the_defaults_or_the_values_coming_back_from_the_preview() {
         let m = manifest();
         assert_eq!(initial_fields(&m, &[]), fields(&[("gpus", "1")]));
-        let back = fields(&[("name", "ws"), ("lang", "en")]);
-        assert_eq!(initial_fields(&m, &back), fields(&[("name", "ws")]));
+        let back = fields(&[("gpus", "2"), ("name", "ws"), ("lang", "en")]);
+        assert_eq!(
+            initial_fields(&m, &back),
+            fields(&[("name", "ws"), ("gpus", "2")])
+        );
     }
 }

@@ -761,6 +761,7 @@ fn PreviewFiles(
         <ActionForm action=submit attr:class="submit-bar">
             <input type="hidden" name="template" value=form.card.id.clone()/>
             <input type="hidden" name="values" value=values/>
+            <input type="hidden" name="at" value=preview.at.clone()/>
             <input type="hidden" name="csrf_token" value=csrf_token/>
             {move || refused().map(|m| view! { <div class="error-box" role="alert">{m}</div> })}
             <button type="submit" class="button primary" disabled=move || submit.pending().get()>
