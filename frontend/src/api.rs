@@ -7,6 +7,8 @@ use leptos::prelude::*;
 use mirante_domain::{Decision, Item, ItemFilter, Layer, Overview, Qualifier, State, Task};
 use serde::{Deserialize, Serialize};
 
+pub mod selfservice;
+
 /// A reference to an item with what a link needs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ItemRef {

@@ -20,7 +20,9 @@ use crate::{
         item::ItemView,
         layer::LayerView,
         overview::OverviewView,
+        requests::{RequestPage, RequestsPage},
         roadmap::{RoadmapGraphView, RoadmapView},
+        selfservice::{PreviewPageView, TemplateFormPage, TemplateProblemsPage, TemplatesPage},
         sites::SitesPage,
     },
 };
@@ -86,6 +88,36 @@ pub fn App() -> impl IntoView {
                         ssr=SsrMode::Async
                     />
                     <Route path=StaticSegment("findings") view=FindingsPage ssr=SsrMode::Async/>
+                    <Route
+                        path=StaticSegment("self-service")
+                        view=TemplatesPage
+                        ssr=SsrMode::Async
+                    />
+                    <Route
+                        path=(StaticSegment("self-service"), ParamSegment("template"))
+                        view=TemplateFormPage
+                        ssr=SsrMode::Async
+                    />
+                    <Route
+                        path=(
+                            StaticSegment("self-service"),
+                            ParamSegment("template"),
+                            StaticSegment("preview"),
+                        )
+                        view=PreviewPageView
+                        ssr=SsrMode::Async
+                    />
+                    <Route path=StaticSegment("requests") view=RequestsPage ssr=SsrMode::Async/>
+                    <Route
+                        path=(StaticSegment("requests"), ParamSegment("id"))
+                        view=RequestPage
+                        ssr=SsrMode::Async
+                    />
+                    <Route
+                        path=(StaticSegment("admin"), StaticSegment("templates"))
+                        view=TemplateProblemsPage
+                        ssr=SsrMode::Async
+                    />
                 </Routes>
             </main>
             <footer class="footer">
@@ -100,6 +132,7 @@ pub fn App() -> impl IntoView {
 fn Header() -> impl IntoView {
     let i18n = use_i18n();
     let location = leptos_router::hooks::use_location();
+    let viewer = Resource::new(|| (), |_| get_viewer());
     view! {
         <header class="topbar">
             <a class="brand" href="/">
@@ -112,9 +145,27 @@ fn Header() -> impl IntoView {
                 <A href="/sites">{i18n.tr("nav-sites")}</A>
                 <A href="/decisions">{i18n.tr("nav-decisions")}</A>
                 <A href="/roadmap">{i18n.tr("nav-roadmap")}</A>
-                <AdminLinks/>
+                // Self-service is for signed-in users; the findings for admins.
+                <Transition fallback=|| ()>
+                    {move || Suspend::new(async move {
+                        viewer
+                            .await
+                            .ok()
+                            .flatten()
+                            .map(|v| {
+                                view! {
+                                    <A href="/self-service">{i18n.tr("nav-self-service")}</A>
+                                    <A href="/requests">{i18n.tr("nav-requests")}</A>
+                                    {(v.role == Role::Admin)
+                                        .then(|| {
+                                            view! { <A href="/findings">{i18n.tr("nav-findings")}</A> }
+                                        })}
+                                }
+                            })
+                    })}
+                </Transition>
             </nav>
-            <UserMenu/>
+            <UserMenu viewer/>
             <div class="lang-switch" role="group" aria-label=i18n.tr("lang-label")>
                 {Lang::ALL
                     .into_iter()
@@ -144,26 +195,12 @@ fn Header() -> impl IntoView {
     }
 }
 
-/// Navigation only admins may follow.
-#[component]
-fn AdminLinks() -> impl IntoView {
-    let i18n = leptos::prelude::expect_context::<I18n>();
-    let viewer = Resource::new(|| (), |_| get_viewer());
-    view! {
-        <Suspense fallback=|| ()>
-            {move || Suspend::new(async move {
-                matches!(viewer.await, Ok(Some(v)) if v.role == Role::Admin)
-                    .then(|| view! { <A href="/findings">{i18n.tr("nav-findings")}</A> })
-            })}
-        </Suspense>
-    }
-}
-
 /// Who is signed in, with a sign-out button; or a sign-in link.
 #[component]
-fn UserMenu() -> impl IntoView {
+fn UserMenu(
+    viewer: Resource<Result<Option<mirante_domain::Viewer>, ServerFnError>>,
+) -> impl IntoView {
     let i18n = use_i18n();
-    let viewer = Resource::new(|| (), |_| get_viewer());
     view! {
         <Suspense fallback=|| ()>
             {move || Suspend::new(async move {

@@ -1,9 +1,16 @@
 //! What the UI needs from its host on the server side. The server crate implements
-//! [`PortalData`] and provides it as Leptos context; server functions read it from there.
+//! [`PortalData`] and [`SelfServiceData`] and provides them as Leptos context; server
+//! functions read them from there.
 
 use std::sync::Arc;
 
-use mirante_domain::{Snapshot, lint::Finding};
+use http::request::Parts;
+use mirante_domain::{Diagnostic, Snapshot, lint::Finding};
+use serde_json::Value;
+
+use crate::api::selfservice::{
+    PreviewView, RequestRow, RequestView, SsError, TemplateCard, TemplateForm,
+};
 
 /// Server-side data the UI reads.
 pub trait PortalData: Send + Sync + 'static {
@@ -17,3 +24,50 @@ pub trait PortalData: Send + Sync + 'static {
 
 /// The handle the server puts in Leptos context.
 pub type PortalHandle = Arc<dyn PortalData>;
+
+/// Self-service as the UI uses it: the server implements this on its self-service layer,
+/// which applies every rule of who may see or do what. `caller` is the request being served;
+/// the server finds who is asking in its extensions.
+#[async_trait::async_trait]
+pub trait SelfServiceData: Send + Sync + 'static {
+    /// The templates the caller may use.
+    fn templates(&self, caller: &Parts) -> Result<Vec<TemplateCard>, SsError>;
+    /// A template the caller may use, with its form's parameters and catalog choices.
+    fn template(&self, caller: &Parts, id: &str) -> Result<TemplateForm, SsError>;
+    /// What a request with these values would propose.
+    async fn preview(
+        &self,
+        caller: &Parts,
+        template: &str,
+        values: Value,
+    ) -> Result<PreviewView, SsError>;
+    /// Stores a request with these values, rendered as the preview made `at` (RFC 3339) did;
+    /// answers its id.
+    async fn submit(
+        &self,
+        caller: &Parts,
+        template: &str,
+        values: Value,
+        at: Option<&str>,
+    ) -> Result<i64, SsError>;
+    /// The requests the caller may see, newest first.
+    async fn requests(&self, caller: &Parts) -> Result<Vec<RequestRow>, SsError>;
+    /// A request the caller may see.
+    async fn request(&self, caller: &Parts, id: i64) -> Result<RequestView, SsError>;
+    /// Approves a request awaiting approval.
+    async fn approve(
+        &self,
+        caller: &Parts,
+        id: i64,
+        comment: Option<String>,
+    ) -> Result<(), SsError>;
+    /// Rejects a request awaiting approval, with a comment.
+    async fn reject(&self, caller: &Parts, id: i64, comment: String) -> Result<(), SsError>;
+    /// Merges a proposed request's pull request (local forge).
+    async fn merge(&self, caller: &Parts, id: i64) -> Result<(), SsError>;
+    /// Templates that did not load, with file and line.
+    fn template_problems(&self, caller: &Parts) -> Result<Vec<Diagnostic>, SsError>;
+}
+
+/// The self-service handle the server puts in Leptos context.
+pub type SelfServiceHandle = Arc<dyn SelfServiceData>;

@@ -1,11 +1,13 @@
 //! The web UI's routes (Leptos server-side rendering and server functions).
 
+use std::sync::Arc;
+
 use axum::{body::Body, extract::State, http::Request, response::IntoResponse, routing::post};
 use leptos::prelude::provide_context;
 use leptos_axum::{LeptosRoutes, generate_route_list, handle_server_fns_with_context};
-use mirante_frontend::{App, shell};
+use mirante_frontend::{App, shell, ssr::SelfServiceHandle};
 
-use crate::state::AppState;
+use crate::{selfservice::ui::UiSelfService, state::AppState};
 
 /// Where the UI's server functions are mounted; matches `prefix` in `frontend/src/api.rs`.
 const SERVER_FN_PATH: &str = "/_fn/{*fn_name}";
@@ -13,8 +15,7 @@ const SERVER_FN_PATH: &str = "/_fn/{*fn_name}";
 /// The web UI's routes; merged last, after the API, so its catch-all never shadows an API path.
 pub fn router(state: &AppState) -> axum::Router<AppState> {
     let routes = generate_route_list(App);
-    let portal = state.portal();
-    let context = move || provide_context(portal.clone());
+    let context = context(state);
     let options = state.leptos.clone();
     axum::Router::new()
         .route(
@@ -31,8 +32,21 @@ pub fn router(state: &AppState) -> axum::Router<AppState> {
         >(context, shell))
 }
 
-/// Runs a server function with the catalog in its context.
-async fn server_fn_handler(State(state): State<AppState>, req: Request<Body>) -> impl IntoResponse {
+/// What pages and server functions find in their Leptos context: the catalog and
+/// self-service.
+fn context(state: &AppState) -> impl Fn() + Clone + Send + Sync + 'static + use<> {
     let portal = state.portal();
-    handle_server_fns_with_context(move || provide_context(portal.clone()), req).await
+    let selfservice: SelfServiceHandle = Arc::new(UiSelfService::new(
+        Arc::clone(&state.selfservice),
+        Arc::clone(&state.catalog),
+    ));
+    move || {
+        provide_context(portal.clone());
+        provide_context(selfservice.clone());
+    }
+}
+
+/// Runs a server function with the catalog and self-service in its context.
+async fn server_fn_handler(State(state): State<AppState>, req: Request<Body>) -> impl IntoResponse {
+    handle_server_fns_with_context(context(&state), req).await
 }

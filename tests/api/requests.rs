@@ -570,3 +570,22 @@ on_both_databases! {
         assert_eq!(merged["timeline"].as_array().unwrap().last().unwrap()["actor"], "forge:gitlab");
     }
 }
+
+on_both_databases! {
+    async fn a_submission_sent_with_its_previews_time_holds_exactly_the_previewed_files(backend: Backend) {
+        let app = spawn_app_with(backend, CatalogSetup::Embedded).await;
+        let rui = app.dev_browser("rui").await;
+
+        let preview = app.post_json(&rui, "/api/v1/requests/preview", &workspace(), 200).await;
+        let mut input = workspace();
+        input["at"] = preview["at"].clone();
+        let submitted = app.post_json(&rui, "/api/v1/requests", &input, 201).await;
+
+        // Byte for byte, the time the templates write down included.
+        assert_eq!(preview_files(&submitted), preview_files(&preview));
+        let mut stale = database();
+        stale["at"] = json!((Utc::now() - chrono::TimeDelta::days(2)).to_rfc3339());
+        let refused = app.post_json(&rui, "/api/v1/requests", &stale, 400).await;
+        assert!(refused["error"].as_str().unwrap().contains("preview again"), "{refused}");
+    }
+}

@@ -9,7 +9,10 @@ import { chromium } from 'playwright-core';
 const BIN = process.env.MIRANTE_BIN;
 const SITE_ROOT = process.env.LEPTOS_SITE_ROOT;
 
-/** Starts `mirante serve` on 127.0.0.1:0 with a fresh SQLite data dir; resolves with its URL. */
+/**
+ * Starts `mirante serve` on 127.0.0.1:0 with a fresh SQLite data dir; resolves with its URL and
+ * the data dir (which holds the local monorepo, `monorepo/`).
+ */
 export async function startPortal(extraEnv = {}) {
   if (!BIN || !SITE_ROOT) throw new Error('MIRANTE_BIN and LEPTOS_SITE_ROOT must be set (cargo xtask test does)');
   const dataDir = mkdtempSync(join(tmpdir(), 'mirante-browser-'));
@@ -49,6 +52,7 @@ export async function startPortal(extraEnv = {}) {
   });
   return {
     url,
+    dataDir,
     async stop() {
       child.kill('SIGTERM');
       await new Promise((r) => (child.exitCode !== null ? r() : child.on('exit', r)));

@@ -6,5 +6,7 @@ pub mod findings;
 pub mod item;
 pub mod layer;
 pub mod overview;
+pub mod requests;
 pub mod roadmap;
+pub mod selfservice;
 pub mod sites;

@@ -142,6 +142,28 @@ pub const ROUTES: &[(Methods, &str, Access)] = &[
     (Methods::ReadOrPost, "/_fn/item", Access::Catalog),
     (Methods::ReadOrPost, "/_fn/decisions", Access::Catalog),
     (Methods::ReadOrPost, "/_fn/sites", Access::Catalog),
+    // Self-service in the web UI: pages and server functions. Who may see which template or
+    // request, and who may decide or merge, is decided per object by the self-service layer.
+    (Methods::Read, "/self-service", Access::SignedIn),
+    (Methods::Read, "/self-service/{template}", Access::SignedIn),
+    (
+        Methods::Read,
+        "/self-service/{template}/preview",
+        Access::SignedIn,
+    ),
+    (Methods::Read, "/requests", Access::SignedIn),
+    (Methods::Read, "/requests/{id}", Access::SignedIn),
+    (Methods::Read, "/admin/templates", Access::Admin),
+    (Methods::ReadOrPost, "/_fn/templates", Access::SignedIn),
+    (Methods::ReadOrPost, "/_fn/template", Access::SignedIn),
+    (Methods::ReadOrPost, "/_fn/preview", Access::SignedIn),
+    (Methods::Post, "/_fn/submit", Access::SignedIn),
+    (Methods::ReadOrPost, "/_fn/requests", Access::SignedIn),
+    (Methods::ReadOrPost, "/_fn/request", Access::SignedIn),
+    (Methods::Post, "/_fn/approve", Access::Admin),
+    (Methods::Post, "/_fn/reject", Access::Admin),
+    (Methods::Post, "/_fn/merge", Access::Admin),
+    (Methods::ReadOrPost, "/_fn/template-problems", Access::Admin),
 ];
 
 /// Public routes whose sender proves itself by signing the body (forge webhooks): they carry
@@ -215,6 +237,12 @@ pub fn role_for(groups: &[String], admin_groups: &[String]) -> Role {
     } else {
         Role::Researcher
     }
+}
+
+/// Whether a user with `role` may see which self-service templates did not load and why
+/// (their files and messages name the monorepo's layout): admins.
+pub fn may_see_template_problems(role: Role) -> bool {
+    role == Role::Admin
 }
 
 /// Whether `path` matches `pattern` (`{x}` one non-empty segment, `{*x}` one or more).

@@ -9,6 +9,7 @@
 //! - [`store`]: requests, their timeline, the outbox and local pull requests in the database.
 //! - [`worker`]: the background worker that proposes requests and follows pull requests.
 //! - [`service`]: the operations the JSON API and the web UI call, with their authorization.
+//! - [`ui`]: the web UI's view of the service layer (`mirante_frontend::ssr::SelfServiceData`).
 //!
 //! The state machine itself is pure and lives in `mirante_domain::request`.
 
@@ -16,6 +17,7 @@ pub mod forge;
 pub mod service;
 pub mod store;
 pub mod template;
+pub mod ui;
 pub mod worker;
 
 use std::{path::Path, sync::Arc};

@@ -136,6 +136,11 @@ pub struct RequestInput {
     /// The form's values, by parameter name.
     #[schema(value_type = Object)]
     pub values: serde_json::Value,
+    /// The `at` of the preview being submitted: the files are rendered for that time again,
+    /// so a template that writes the date or time gives exactly the previewed files. At most
+    /// a day old; without it, now.
+    #[serde(default)]
+    pub at: Option<DateTime<Utc>>,
 }
 
 /// How a file compares with the base branch.
@@ -181,6 +186,26 @@ pub struct Preview {
     pub needs_approval: bool,
     /// Every file, with its diff.
     pub files: Vec<PreviewFile>,
+    /// When the files were rendered; submit with it to get exactly these files.
+    pub at: DateTime<Utc>,
+}
+
+/// How far back a submission may pin its render time to a preview's.
+const PREVIEW_VALID_FOR: chrono::TimeDelta = chrono::TimeDelta::hours(24);
+
+/// The time to render a request for: the preview's `at` when recent, else now.
+fn render_time(at: Option<DateTime<Utc>>) -> Result<DateTime<Utc>, ServiceError> {
+    let now = Utc::now();
+    match at {
+        None => Ok(now),
+        Some(at) if at <= now + chrono::TimeDelta::minutes(1) && now - at <= PREVIEW_VALID_FOR => {
+            Ok(at)
+        }
+        Some(_) => Err(ServiceError::BadRequest(
+            "`at` must be the time of a preview made in the last 24 hours; preview again"
+                .to_owned(),
+        )),
+    }
 }
 
 /// A request in a list.
@@ -442,7 +467,7 @@ impl SelfService {
                 name: viewer.name.clone(),
                 email: viewer.email.clone(),
             },
-            now: Utc::now(),
+            now: render_time(input.at)?,
         };
         let rendered = template.render(&input.values, &ctx).map_err(|e| match e {
             RenderError::Invalid(fields) => ServiceError::Invalid(fields),
@@ -476,6 +501,11 @@ impl SelfService {
         principal: &Principal,
         input: &RequestInput,
     ) -> Result<Preview, ServiceError> {
+        let at = render_time(input.at)?;
+        let input = &RequestInput {
+            at: Some(at),
+            ..input.clone()
+        };
         let (rendered, needs_approval, _) = self.render(principal, input).await?;
         let mut files = Vec::with_capacity(rendered.files.len());
         for file in &rendered.files {
@@ -504,6 +534,7 @@ impl SelfService {
             base: self.base_branch.clone(),
             needs_approval,
             files,
+            at,
         })
     }
 

@@ -1,0 +1,589 @@
+//! Self-service server functions: the templates a person may use, the form of one, the
+//! preview of what a request would propose, submitting it, and following requests.
+//!
+//! They read and act through [`crate::ssr::SelfServiceData`], which the server implements on
+//! its self-service layer; who may see or do what is decided there, never here.
+
+use leptos::prelude::*;
+use mirante_domain::{
+    Diagnostic,
+    request::RequestState,
+    selfservice::{CatalogContext, FieldError, Localized, ParamType, TemplateManifest},
+};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// A template in the catalogue of templates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TemplateCard {
+    /// Its id (`gpu-workspace`).
+    pub id: String,
+    /// Its title in both languages.
+    pub title: Localized,
+    /// What it creates, in both languages.
+    pub description: Localized,
+    /// Whether an admin approves requests made from it.
+    pub needs_approval: bool,
+}
+
+/// A template with what its form needs: the parameters and the catalog's choices.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TemplateForm {
+    /// The card.
+    pub card: TemplateCard,
+    /// The parameters, access and target.
+    pub manifest: TemplateManifest,
+    /// Catalog-derived choices (GPU clusters with their capacity).
+    pub catalog: CatalogContext,
+}
+
+/// How a previewed file compares with the monorepo.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileStatus {
+    /// New in the monorepo.
+    Added,
+    /// Replaces a file with other content.
+    Modified,
+    /// The same content is already there.
+    Unchanged,
+}
+
+/// One file a request would add or change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PreviewFile {
+    /// Path in the monorepo.
+    pub path: String,
+    /// Added, modified or unchanged.
+    pub status: FileStatus,
+    /// A unified diff against the base branch.
+    pub diff: String,
+}
+
+/// What a submission would propose.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PreviewView {
+    /// The directory the files go to.
+    pub target: String,
+    /// The branch the files are compared with.
+    pub base: String,
+    /// Whether an admin approves it before it is proposed.
+    pub needs_approval: bool,
+    /// Every file, with its diff.
+    pub files: Vec<PreviewFile>,
+    /// When the files were rendered (RFC 3339): submitting with it renders the same files,
+    /// even from templates that write the time.
+    pub at: String,
+}
+
+/// Why the portal refused values or a step; what the page shows instead of the result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Refusal {
+    /// Values the submitter must fix, each next to its field.
+    Invalid(Vec<FieldError>),
+    /// Not possible now (the target exists, the request moved on, the forge is down), or a
+    /// missing comment: the message says why.
+    Refused(String),
+}
+
+/// The preview page: the form (to correct or go back to) and the outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PreviewPage {
+    /// The template's form.
+    pub form: TemplateForm,
+    /// The values as submitted, JSON, for the submit button.
+    pub values: String,
+    /// The files, or why there are none.
+    pub outcome: Result<PreviewView, Refusal>,
+    /// The session's token for the submit form.
+    pub csrf_token: String,
+}
+
+/// A request in a list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RequestRow {
+    /// Its id.
+    pub id: i64,
+    /// The template's id.
+    pub template: String,
+    /// The template's title.
+    pub template_title: String,
+    /// The directory in the monorepo.
+    pub target: String,
+    /// Where it stands.
+    pub state: RequestState,
+    /// Who asked (username).
+    pub author: String,
+    /// Their display name.
+    pub author_name: String,
+    /// The pull request's number, once open.
+    pub pr_number: Option<i64>,
+    /// Where to open the pull request.
+    pub pr_url: Option<String>,
+    /// When it was made (RFC 3339, UTC).
+    pub created_at: String,
+}
+
+/// What the requests page shows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RequestsPage {
+    /// The requests shown, awaiting approval first, then newest first.
+    pub rows: Vec<RequestRow>,
+    /// Whether the viewer sees everyone's requests (admins).
+    pub all: bool,
+}
+
+/// One step of a request's timeline.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimelineStep {
+    /// The state after the step.
+    pub to: RequestState,
+    /// When (RFC 3339, UTC).
+    pub at: String,
+    /// A username, `system`, or `forge:<kind>`.
+    pub actor: String,
+    /// The admin's comment.
+    pub comment: Option<String>,
+}
+
+/// A file of a request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RequestFile {
+    /// Path in the monorepo.
+    pub path: String,
+    /// Content.
+    pub content: String,
+}
+
+/// A request with everything its page shows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestView {
+    /// The list's fields.
+    pub row: RequestRow,
+    /// The values, by parameter name, in the template's order.
+    pub values: Vec<(String, Value)>,
+    /// The files, exactly as previewed.
+    pub files: Vec<RequestFile>,
+    /// The branch (`mirante/<id>-<slug>`).
+    pub branch: String,
+    /// The last thing that went wrong while proposing or following it.
+    pub last_error: Option<String>,
+    /// Every change of state, oldest first.
+    pub timeline: Vec<TimelineStep>,
+    /// Whether the viewer may approve or reject it now.
+    pub can_decide: bool,
+    /// Whether the viewer may merge it now.
+    pub can_merge: bool,
+    /// The session's token for the admin's forms (filled in by the server function).
+    #[serde(default)]
+    pub csrf_token: String,
+}
+
+/// Why a self-service operation did not happen, as the server's layer says.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum SsError {
+    /// No such thing, or one the viewer may not see (never told apart).
+    NotFound,
+    /// Refused: values to fix, or not possible now.
+    Refused(Refusal),
+    /// Something broke on the server; the details are in its log.
+    Internal(String),
+}
+
+impl From<SsError> for ServerFnError {
+    fn from(e: SsError) -> Self {
+        match e {
+            SsError::NotFound => ServerFnError::new("not found"),
+            SsError::Refused(Refusal::Refused(m)) => ServerFnError::new(m),
+            SsError::Refused(Refusal::Invalid(errors)) => ServerFnError::new(
+                errors
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            ),
+            SsError::Internal(m) => ServerFnError::new(m),
+        }
+    }
+}
+
+/// The form's fields as JSON values for a template's parameters: numbers parsed, empty text
+/// left out, array items one per line (or comma-separated), a missing checkbox `false`.
+/// A number that does not parse stays text, so validation names the field.
+pub fn values_from_fields(manifest: &TemplateManifest, fields: &[(String, String)]) -> Value {
+    let mut out = Map::new();
+    for p in &manifest.parameters {
+        let raw = fields
+            .iter()
+            .rev()
+            .find(|(k, _)| *k == p.name)
+            .map(|(_, v)| v.as_str());
+        let value = match (p.kind, raw) {
+            (ParamType::Boolean, raw) => Some(Value::Bool(matches!(raw, Some("true" | "on")))),
+            (_, None) => None,
+            (ParamType::String, Some(s)) => (!s.is_empty()).then(|| Value::from(s)),
+            (ParamType::Integer, Some(s)) => {
+                let s = s.trim();
+                (!s.is_empty()).then(|| {
+                    s.parse::<i64>()
+                        .map(Value::from)
+                        .ok()
+                        .or_else(|| {
+                            s.parse::<f64>()
+                                .ok()
+                                .and_then(serde_json::Number::from_f64)
+                                .map(Value::Number)
+                        })
+                        .unwrap_or_else(|| Value::from(s))
+                })
+            }
+            (ParamType::Number, Some(s)) => {
+                let s = s.trim();
+                (!s.is_empty()).then(|| {
+                    s.parse::<f64>()
+                        .ok()
+                        .and_then(serde_json::Number::from_f64)
+                        .map_or_else(|| Value::from(s), Value::Number)
+                })
+            }
+            (ParamType::Array, Some(s)) => {
+                let items: Vec<Value> = s
+                    .split(['\n', ','])
+                    .map(str::trim)
+                    .filter(|i| !i.is_empty())
+                    .map(Value::from)
+                    .collect();
+                (!items.is_empty()).then_some(Value::Array(items))
+            }
+        };
+        if let Some(v) = value {
+            out.insert(p.name.clone(), v);
+        }
+    }
+    Value::Object(out)
+}
+
+/// A value as a form field shows it: text as is, numbers in JSON, arrays one item per line.
+pub fn field_text(value: &Value) -> String {
+    match value {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items.iter().map(field_text).collect::<Vec<_>>().join("\n"),
+        other => other.to_string(),
+    }
+}
+
+/// The fields a form starts with: the parameters' defaults, replaced by the fields in the
+/// address (coming back from the preview, or a link that fills the form).
+pub fn initial_fields(
+    manifest: &TemplateManifest,
+    query: &[(String, String)],
+) -> Vec<(String, String)> {
+    manifest
+        .parameters
+        .iter()
+        .filter_map(|p| {
+            let given = query.iter().rev().find(|(k, _)| *k == p.name);
+            let value = match (given, &p.default) {
+                (Some((_, v)), _) => v.clone(),
+                (None, Some(d)) => field_text(d),
+                (None, None) => return None,
+            };
+            Some((p.name.clone(), value))
+        })
+        .collect()
+}
+
+#[cfg(feature = "ssr")]
+fn service() -> Result<(crate::ssr::SelfServiceHandle, http::request::Parts), ServerFnError> {
+    let service = use_context::<crate::ssr::SelfServiceHandle>()
+        .ok_or_else(|| ServerFnError::new("self-service is not available"))?;
+    let parts =
+        use_context::<http::request::Parts>().ok_or_else(|| ServerFnError::new("no request"))?;
+    Ok((service, parts))
+}
+
+/// The session's CSRF token, for the forms a page renders.
+#[cfg(feature = "ssr")]
+fn csrf(parts: &http::request::Parts) -> String {
+    parts
+        .extensions
+        .get::<mirante_domain::Viewer>()
+        .map(|v| v.csrf_token.clone())
+        .unwrap_or_default()
+}
+
+/// State-changing forms carry the session's CSRF token as well as passing the Origin check.
+#[cfg(feature = "ssr")]
+fn check_csrf(parts: &http::request::Parts, token: &str) -> Result<(), ServerFnError> {
+    let viewer = parts.extensions.get::<mirante_domain::Viewer>();
+    if viewer.is_some_and(|v| !v.csrf_token.is_empty() && v.csrf_token == token) {
+        Ok(())
+    } else {
+        Err(ServerFnError::new(
+            "this form has expired or was not sent from your session; reload the page",
+        ))
+    }
+}
+
+/// Sets the status of the page being rendered (422 for refused values, …). Calls from the
+/// hydrated page keep their 200: the browser's server-function client reads the answer's body.
+#[cfg(feature = "ssr")]
+fn set_status(status: http::StatusCode) {
+    let page =
+        use_context::<http::request::Parts>().is_some_and(|p| !p.uri.path().starts_with("/_fn/"));
+    if let (true, Some(resp)) = (page, use_context::<leptos_axum::ResponseOptions>()) {
+        resp.set_status(status);
+    }
+}
+
+/// The templates the viewer may use.
+#[server(prefix = "/_fn", endpoint = "templates")]
+pub async fn list_templates() -> Result<Vec<TemplateCard>, ServerFnError> {
+    let (service, parts) = service()?;
+    Ok(service.templates(&parts)?)
+}
+
+/// A template's form; `None` when there is no such template for the viewer.
+#[server(prefix = "/_fn", endpoint = "template")]
+pub async fn get_template_form(id: String) -> Result<Option<TemplateForm>, ServerFnError> {
+    let (service, parts) = service()?;
+    match service.template(&parts, &id) {
+        Ok(form) => Ok(Some(form)),
+        Err(SsError::NotFound) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// What the form's fields would propose; `None` when there is no such template. Refused
+/// values answer 422 with every field's error. JSON in: the fields are pairs, in order.
+#[server(prefix = "/_fn", endpoint = "preview", input = leptos::server_fn::codec::Json)]
+pub async fn preview_request(
+    template: String,
+    fields: Vec<(String, String)>,
+) -> Result<Option<PreviewPage>, ServerFnError> {
+    let (service, parts) = service()?;
+    let form = match service.template(&parts, &template) {
+        Ok(form) => form,
+        Err(SsError::NotFound) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let values = values_from_fields(&form.manifest, &fields);
+    let outcome = match service.preview(&parts, &template, values.clone()).await {
+        Ok(p) => Ok(p),
+        Err(SsError::Refused(r)) => {
+            set_status(match r {
+                Refusal::Invalid(_) => http::StatusCode::UNPROCESSABLE_ENTITY,
+                Refusal::Refused(_) => http::StatusCode::CONFLICT,
+            });
+            Err(r)
+        }
+        Err(SsError::NotFound) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    Ok(Some(PreviewPage {
+        form,
+        values: values.to_string(),
+        outcome,
+        csrf_token: csrf(&parts),
+    }))
+}
+
+/// Submits a request with the values that were previewed, rendered at the preview's time
+/// (`at`) so it holds exactly the previewed files, then goes to its page.
+#[server(prefix = "/_fn", endpoint = "submit")]
+pub async fn submit_request(
+    template: String,
+    values: String,
+    at: Option<String>,
+    csrf_token: String,
+) -> Result<Result<i64, Refusal>, ServerFnError> {
+    let (service, parts) = service()?;
+    check_csrf(&parts, &csrf_token)?;
+    let values: Value = serde_json::from_str(&values)
+        .map_err(|_| ServerFnError::new("the values are not valid JSON"))?;
+    let at = at.filter(|a| !a.is_empty());
+    match service
+        .submit(&parts, &template, values, at.as_deref())
+        .await
+    {
+        Ok(id) => {
+            leptos_axum::redirect(&format!("/requests/{id}"));
+            Ok(Ok(id))
+        }
+        Err(SsError::Refused(r)) => {
+            set_status(http::StatusCode::UNPROCESSABLE_ENTITY);
+            Ok(Err(r))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The requests the viewer may see (admins: all), optionally in one state; awaiting approval
+/// first, then newest first.
+#[server(prefix = "/_fn", endpoint = "requests")]
+pub async fn list_requests(state: Option<String>) -> Result<RequestsPage, ServerFnError> {
+    let (service, parts) = service()?;
+    let all = parts
+        .extensions
+        .get::<mirante_domain::Viewer>()
+        .is_some_and(|v| v.role == mirante_domain::Role::Admin);
+    let wanted = state.as_deref().and_then(RequestState::parse);
+    let mut rows: Vec<RequestRow> = service
+        .requests(&parts)
+        .await?
+        .into_iter()
+        .filter(|r| wanted.is_none_or(|s| r.state == s))
+        .collect();
+    // Stable: the service's newest-first order is kept within each group.
+    rows.sort_by_key(|r| r.state != RequestState::AwaitingApproval);
+    Ok(RequestsPage { rows, all })
+}
+
+/// A request's page; `None` when there is no such request for the viewer.
+#[server(prefix = "/_fn", endpoint = "request")]
+pub async fn get_request(id: i64) -> Result<Option<RequestView>, ServerFnError> {
+    let (service, parts) = service()?;
+    match service.request(&parts, id).await {
+        Ok(r) => Ok(Some(RequestView {
+            csrf_token: csrf(&parts),
+            ..r
+        })),
+        Err(SsError::NotFound) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// What an admin decided, for the request page's buttons.
+#[cfg(feature = "ssr")]
+fn acted(id: i64, result: Result<(), SsError>) -> Result<Option<String>, ServerFnError> {
+    match result {
+        Ok(()) => {
+            leptos_axum::redirect(&format!("/requests/{id}"));
+            Ok(None)
+        }
+        Err(SsError::Refused(Refusal::Refused(m))) => {
+            set_status(http::StatusCode::CONFLICT);
+            Ok(Some(m))
+        }
+        Err(SsError::NotFound) => {
+            set_status(http::StatusCode::NOT_FOUND);
+            Ok(Some("not found".to_owned()))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Approves a request awaiting approval (admins). Answers why not, when refused.
+#[server(prefix = "/_fn", endpoint = "approve")]
+pub async fn approve_request(
+    id: i64,
+    comment: Option<String>,
+    csrf_token: String,
+) -> Result<Option<String>, ServerFnError> {
+    let (service, parts) = service()?;
+    check_csrf(&parts, &csrf_token)?;
+    let comment = comment.filter(|c| !c.trim().is_empty());
+    acted(id, service.approve(&parts, id, comment).await)
+}
+
+/// Rejects a request awaiting approval (admins), with a comment saying why.
+#[server(prefix = "/_fn", endpoint = "reject")]
+pub async fn reject_request(
+    id: i64,
+    comment: String,
+    csrf_token: String,
+) -> Result<Option<String>, ServerFnError> {
+    let (service, parts) = service()?;
+    check_csrf(&parts, &csrf_token)?;
+    acted(id, service.reject(&parts, id, comment).await)
+}
+
+/// Merges a proposed request's pull request on the local forge (admins).
+#[server(prefix = "/_fn", endpoint = "merge")]
+pub async fn merge_request(id: i64, csrf_token: String) -> Result<Option<String>, ServerFnError> {
+    let (service, parts) = service()?;
+    check_csrf(&parts, &csrf_token)?;
+    acted(id, service.merge(&parts, id).await)
+}
+
+/// Templates that did not load, with file and line (admins).
+#[server(prefix = "/_fn", endpoint = "template-problems")]
+pub async fn list_template_problems() -> Result<Vec<Diagnostic>, ServerFnError> {
+    let (service, parts) = service()?;
+    Ok(service.template_problems(&parts)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest() -> TemplateManifest {
+        serde_json::from_value(serde_json::json!({
+            "id": "t",
+            "title": {"pt-BR": "T", "en": "T"},
+            "description": {"pt-BR": "T", "en": "T"},
+            "approval": "none",
+            "target": "x/{{ name }}",
+            "parameters": [
+                {"name": "name", "type": "string", "title": {"pt-BR": "n", "en": "n"}},
+                {"name": "gpus", "type": "integer", "title": {"pt-BR": "g", "en": "g"}, "default": 1},
+                {"name": "ratio", "type": "number", "title": {"pt-BR": "r", "en": "r"}},
+                {"name": "backup", "type": "boolean", "title": {"pt-BR": "b", "en": "b"}},
+                {"name": "dbs", "type": "array", "items": {"type": "string"},
+                 "title": {"pt-BR": "d", "en": "d"}}
+            ]
+        }))
+        .expect("a manifest")
+    }
+
+    fn fields(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn form_fields_become_typed_values() {
+        let v = values_from_fields(
+            &manifest(),
+            &fields(&[
+                ("name", "ws"),
+                ("gpus", " 2 "),
+                ("ratio", "0.5"),
+                ("backup", "true"),
+                ("dbs", "app\nlogs, \n"),
+                ("stray", "ignored"),
+            ]),
+        );
+        assert_eq!(
+            v,
+            serde_json::json!({"name": "ws", "gpus": 2, "ratio": 0.5, "backup": true,
+                               "dbs": ["app", "logs"]})
+        );
+    }
+
+    #[test]
+    fn empty_fields_are_left_out_and_a_missing_checkbox_is_false() {
+        let v = values_from_fields(&manifest(), &fields(&[("name", ""), ("gpus", "")]));
+        assert_eq!(v, serde_json::json!({"backup": false}));
+    }
+
+    #[test]
+    fn a_number_that_does_not_parse_stays_text_for_validation_to_name() {
+        let v = values_from_fields(&manifest(), &fields(&[("gpus", "two")]));
+        assert_eq!(v["gpus"], serde_json::json!("two"));
+    }
+
+    #[test]
+    fn a_form_starts_with_the_defaults_or_the_values_coming_back_from_the_preview() {
+        let m = manifest();
+        assert_eq!(initial_fields(&m, &[]), fields(&[("gpus", "1")]));
+        let back = fields(&[("gpus", "2"), ("name", "ws"), ("lang", "en")]);
+        assert_eq!(
+            initial_fields(&m, &back),
+            fields(&[("name", "ws"), ("gpus", "2")])
+        );
+    }
+}

@@ -1,0 +1,351 @@
+//! Requests: the list (a researcher's own, an admin's all with a filter by state) and a
+//! request's page with its timeline, values, files, pull request and, for admins, the
+//! decisions and the merge.
+
+use leptos::{form::ActionForm, prelude::*};
+use leptos_meta::Title;
+use leptos_router::hooks::{use_params_map, use_query_map};
+use mirante_domain::request::RequestState;
+use serde_json::Value;
+
+use crate::{
+    api::selfservice::{
+        ApproveRequest, MergeRequest, RejectRequest, RequestView, get_request, list_requests,
+    },
+    components::{LoadError, Loading, NotFound},
+    i18n::{t, t_args, use_i18n},
+    pages::selfservice::{RequestStateBadge, request_state_key, short_time},
+};
+
+/// The requests page.
+#[component]
+pub fn RequestsPage() -> impl IntoView {
+    let i18n = use_i18n();
+    let query = use_query_map();
+    let state = Memo::new(move |_| query.get().get("state").filter(|s| !s.is_empty()));
+    let data = Resource::new(move || state.get(), list_requests);
+    view! {
+        <Title text=move || t(i18n.lang(), "nav-requests")/>
+        <header class="page-head">
+            <h1>{i18n.tr("req-title")}</h1>
+            <p class="lead">
+                <a href="/self-service">{i18n.tr("req-new")}</a>
+            </p>
+        </header>
+        <Transition fallback=Loading>
+            {move || Suspend::new(async move {
+                match data.await {
+                    Err(e) => view! { <LoadError message=e.to_string()/> }.into_any(),
+                    Ok(page) => {
+                        let current = state.get_untracked();
+                        view! {
+                            {page.all.then(|| view! { <StateFilter current=current.clone()/> })}
+                            <p class="lead muted">
+                                {if page.all { i18n.tr("req-all") } else { i18n.tr("req-mine") }}
+                            </p>
+                            {if page.rows.is_empty() {
+                                view! { <p class="muted empty-list">{i18n.tr("req-none")}</p> }.into_any()
+                            } else {
+                                view! {
+                                    <div class="table-wrap">
+                                        <table class="requests">
+                                            <thead>
+                                                <tr>
+                                                    <th>"#"</th>
+                                                    <th>{i18n.tr("req-col-template")}</th>
+                                                    <th>{i18n.tr("req-col-author")}</th>
+                                                    <th>{i18n.tr("req-col-state")}</th>
+                                                    <th>{i18n.tr("req-col-created")}</th>
+                                                </tr>
+                                            </thead>
+                                            <tbody>
+                                                {page
+                                                    .rows
+                                                    .into_iter()
+                                                    .map(|r| {
+                                                        view! {
+                                                            <tr class="request-row" data-id=r.id data-state=r.state.as_str()>
+                                                                <td class="nowrap">
+                                                                    <a href=format!("/requests/{}", r.id)>{format!("#{}", r.id)}</a>
+                                                                </td>
+                                                                <td>
+                                                                    <a class="item-name" href=format!("/requests/{}", r.id)>
+                                                                        {r.template_title.clone()}
+                                                                    </a>
+                                                                    <div class="summary"><code>{r.target.clone()}</code></div>
+                                                                </td>
+                                                                <td title=r.author.clone()>{r.author_name.clone()}</td>
+                                                                <td class="nowrap"><RequestStateBadge state=r.state/></td>
+                                                                <td class="nowrap muted">{short_time(&r.created_at)}</td>
+                                                            </tr>
+                                                        }
+                                                    })
+                                                    .collect_view()}
+                                            </tbody>
+                                        </table>
+                                    </div>
+                                }
+                                    .into_any()
+                            }}
+                        }
+                            .into_any()
+                    }
+                }
+            })}
+        </Transition>
+    }
+}
+
+/// Chips that filter the list by state (admins).
+#[component]
+fn StateFilter(current: Option<String>) -> impl IntoView {
+    let i18n = use_i18n();
+    let chip = |value: Option<RequestState>, active: bool| {
+        let href = value.map_or_else(
+            || "/requests".to_owned(),
+            |s| format!("/requests?state={}", s.as_str()),
+        );
+        view! {
+            <a
+                href=href
+                class=if active { "chip active" } else { "chip" }
+                aria-current=active.then_some("true")
+                data-value=value.map(|s| s.as_str())
+            >
+                {move || match value {
+                    Some(s) => t(i18n.lang(), request_state_key(s)),
+                    None => t(i18n.lang(), "filter-any"),
+                }}
+            </a>
+        }
+    };
+    view! {
+        <section class="filters" aria-label=i18n.tr("filters-label")>
+            <div class="filter-group" data-filter="state">
+                <span class="filter-label">{i18n.tr("filter-state")}</span>
+                {chip(None, current.is_none())}
+                {RequestState::ALL
+                    .into_iter()
+                    .filter(|s| *s != RequestState::Submitted)
+                    .map(|s| chip(Some(s), current.as_deref() == Some(s.as_str())))
+                    .collect_view()}
+            </div>
+        </section>
+    }
+}
+
+/// A request's page.
+#[component]
+pub fn RequestPage() -> impl IntoView {
+    let i18n = use_i18n();
+    let params = use_params_map();
+    let approve = ServerAction::<ApproveRequest>::new();
+    let reject = ServerAction::<RejectRequest>::new();
+    let merge = ServerAction::<MergeRequest>::new();
+    let id = move || params.get().get("id").and_then(|s| s.parse::<i64>().ok());
+    let data = Resource::new(
+        move || {
+            (
+                id(),
+                approve.version().get() + reject.version().get() + merge.version().get(),
+            )
+        },
+        |(id, _)| async move {
+            match id {
+                Some(id) => get_request(id).await,
+                None => Ok(None),
+            }
+        },
+    );
+    let refused = move || {
+        [
+            approve.value().get(),
+            reject.value().get(),
+            merge.value().get(),
+        ]
+        .into_iter()
+        .flatten()
+        .find_map(|r| match r {
+            Ok(Some(m)) => Some(m),
+            Err(e) => Some(e.to_string()),
+            Ok(None) => None,
+        })
+    };
+    view! {
+        <Transition fallback=Loading>
+            {move || Suspend::new(async move {
+                match data.await {
+                    Err(e) => view! { <LoadError message=e.to_string()/> }.into_any(),
+                    Ok(None) => view! { <NotFound/> }.into_any(),
+                    Ok(Some(r)) => view! {
+                        <RequestBody r approve reject merge/>
+                        {move || refused().map(|m| view! { <div class="error-box" role="alert">{m}</div> })}
+                    }
+                        .into_any(),
+                }
+            })}
+        </Transition>
+        <Title text=move || {
+            t_args(i18n.lang(), "req-page-title", &[("id", id().unwrap_or_default().to_string().into())])
+        }/>
+    }
+}
+
+#[component]
+fn RequestBody(
+    r: RequestView,
+    approve: ServerAction<ApproveRequest>,
+    reject: ServerAction<RejectRequest>,
+    merge: ServerAction<MergeRequest>,
+) -> impl IntoView {
+    let i18n = use_i18n();
+    let row = r.row.clone();
+    let id = row.id;
+    let csrf = r.csrf_token.clone();
+    let file_count = r.files.len();
+    view! {
+        <nav class="crumbs">
+            <a href="/requests">{i18n.tr("nav-requests")}</a>
+            " / "
+            <span>{format!("#{id}")}</span>
+        </nav>
+        <header class="page-head">
+            <span class="kicker">{format!("#{id} · ")}<code>{row.template.clone()}</code></span>
+            <h1>{row.template_title.clone()}</h1>
+            <div class="state-line request-state">
+                <RequestStateBadge state=row.state/>
+            </div>
+        </header>
+        {r
+            .last_error
+            .clone()
+            .map(|e| {
+                view! {
+                    <div class="callout rejected last-error">
+                        <strong>{i18n.tr("req-last-error")}</strong>
+                        " "
+                        <span>{e}</span>
+                    </div>
+                }
+            })}
+        {r.can_decide
+            .then(|| {
+                let csrf2 = csrf.clone();
+                let csrf = csrf.clone();
+                view! {
+                    <section class="card decide" aria-label=i18n.tr("req-decide")>
+                        <h2>{i18n.tr("req-decide")}</h2>
+                        <div class="decide-forms">
+                            <ActionForm action=approve attr:class="approve-form">
+                                <input type="hidden" name="id" value=id/>
+                                <input type="hidden" name="csrf_token" value=csrf/>
+                                <label for="approve-comment">{i18n.tr("req-comment-optional")}</label>
+                                <textarea id="approve-comment" name="comment" rows="2"></textarea>
+                                <button type="submit" class="button primary approve">{i18n.tr("req-approve")}</button>
+                            </ActionForm>
+                            <ActionForm action=reject attr:class="reject-form">
+                                <input type="hidden" name="id" value=id/>
+                                <input type="hidden" name="csrf_token" value=csrf2/>
+                                <label for="reject-comment">{i18n.tr("req-comment-required")}</label>
+                                <textarea id="reject-comment" name="comment" rows="2" required=true></textarea>
+                                <button type="submit" class="button danger reject">{i18n.tr("req-reject")}</button>
+                            </ActionForm>
+                        </div>
+                    </section>
+                }
+            })}
+        {r.can_merge
+            .then(|| {
+                let csrf = csrf.clone();
+                view! {
+                    <section class="card decide" aria-label=i18n.tr("req-merge")>
+                        <ActionForm action=merge attr:class="merge-form">
+                            <input type="hidden" name="id" value=id/>
+                            <input type="hidden" name="csrf_token" value=csrf/>
+                            <p>{i18n.tr("req-merge-help")}</p>
+                            <button type="submit" class="button primary merge">{i18n.tr("req-merge")}</button>
+                        </ActionForm>
+                    </section>
+                }
+            })}
+        <div class="two-col">
+            <div>
+                <h2>{i18n.tr("req-timeline")}</h2>
+                <ol class="timeline">
+                    {r
+                        .timeline
+                        .into_iter()
+                        .map(|step| {
+                            view! {
+                                <li data-state=step.to.as_str()>
+                                    <RequestStateBadge state=step.to/>
+                                    <span class="when">{short_time(&step.at)}</span>
+                                    <span class="who">{step.actor.clone()}</span>
+                                    {step.comment.clone().map(|c| view! { <p class="comment">{c}</p> })}
+                                </li>
+                            }
+                        })
+                        .collect_view()}
+                </ol>
+                <h2>{move || t_args(i18n.lang(), "ss-files-count", &[("count", file_count.into())])}</h2>
+                <div class="files">
+                    {r
+                        .files
+                        .into_iter()
+                        .map(|f| {
+                            view! {
+                                <details class="file" data-path=f.path.clone()>
+                                    <summary><code class="path">{f.path.clone()}</code></summary>
+                                    <pre class="diff">{f.content.clone()}</pre>
+                                </details>
+                            }
+                        })
+                        .collect_view()}
+                </div>
+            </div>
+            <aside class="card facts">
+                <dl>
+                    <dt>{i18n.tr("req-col-author")}</dt>
+                    <dd title=row.author.clone()>{row.author_name.clone()}</dd>
+                    <dt>{i18n.tr("req-col-created")}</dt>
+                    <dd>{short_time(&row.created_at)}</dd>
+                    <dt>{i18n.tr("ss-target")}</dt>
+                    <dd><code>{row.target.clone()}</code></dd>
+                    <dt>{i18n.tr("req-branch")}</dt>
+                    <dd><code class="branch">{r.branch.clone()}</code></dd>
+                    <dt>{i18n.tr("req-pull-request")}</dt>
+                    <dd class="pull-request">
+                        {match (row.pr_number, row.pr_url.clone()) {
+                            (Some(n), Some(url)) => view! { <a href=url rel="external">{format!("#{n}")}</a> }.into_any(),
+                            (Some(n), None) => view! { <span>{format!("#{n}")}</span> }.into_any(),
+                            _ => view! { <span class="muted">{i18n.tr("req-no-pr")}</span> }.into_any(),
+                        }}
+                    </dd>
+                </dl>
+                <h2>{i18n.tr("req-values")}</h2>
+                <dl class="values">
+                    {r
+                        .values
+                        .iter()
+                        .filter(|(_, v)| !v.is_null())
+                        .map(|(k, v)| {
+                            let text = match v {
+                                Value::String(s) => s.clone(),
+                                Value::Array(items) => items
+                                    .iter()
+                                    .map(|i| i.as_str().map_or_else(|| i.to_string(), str::to_owned))
+                                    .collect::<Vec<_>>()
+                                    .join(", "),
+                                other => other.to_string(),
+                            };
+                            view! {
+                                <dt>{k.clone()}</dt>
+                                <dd data-value=k.clone()>{text}</dd>
+                            }
+                        })
+                        .collect_view()}
+                </dl>
+            </aside>
+        </div>
+    }
+}

@@ -1,0 +1,248 @@
+// Self-service end to end in a real browser: a researcher asks for a GPU workspace and a
+// PostgreSQL database through the forms, an admin approves both, the worker opens two branches
+// in the local monorepo holding exactly the previewed files, and the admin merges one.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { startPortal, launchBrowser, watchErrors, waitForHydration, signIn } from './portal.mjs';
+
+const SHOTS = new URL('./screenshots/', import.meta.url).pathname;
+mkdirSync(SHOTS, { recursive: true });
+
+let portal;
+let rui;
+let ada;
+
+before(async () => {
+  portal = await startPortal();
+  rui = await launchBrowser();
+  ada = await launchBrowser();
+  await signIn(rui.context, portal.url, 'Rui Researcher');
+  await signIn(ada.context, portal.url, 'Ada Admin');
+});
+
+after(async () => {
+  await rui?.close();
+  await ada?.close();
+  await portal?.stop();
+});
+
+function git(...args) {
+  return execFileSync('git', ['-C', join(portal.dataDir, 'monorepo'), ...args], { encoding: 'utf8' });
+}
+
+/** The new files of a preview: path → content, read back from each file's diff. */
+async function previewedFiles(page) {
+  const files = {};
+  for (const file of await page.locator('details.file').all()) {
+    const path = await file.getAttribute('data-path');
+    const lines = await file.locator('pre.diff span').allTextContents();
+    files[path] = lines
+      .map((l) => l.replace(/\n$/, ''))
+      .filter((l) => l.startsWith('+') && !l.startsWith('+++'))
+      .map((l) => `${l.slice(1)}\n`)
+      .join('');
+  }
+  return files;
+}
+
+/** Fills a template's form (hydrated), previews it, and returns the previewed files. */
+async function fillAndPreview(page, template, fields) {
+  await page.goto(`${portal.url}/self-service`, { waitUntil: 'load' });
+  await waitForHydration(page);
+  await page.locator(`[data-template="${template}"] h2 a`).click();
+  await page.waitForURL(`${portal.url}/self-service/${template}`);
+  await page.waitForSelector('form.ss-form');
+  for (const [name, value] of Object.entries(fields)) {
+    const input = page.locator(`[name="${name}"]`);
+    if ((await input.evaluate((el) => el.tagName)) === 'SELECT') await input.selectOption(value);
+    else await input.fill(value);
+  }
+  await page.locator('form.ss-form button[type="submit"]').click();
+  await page.waitForURL(new RegExp(`/self-service/${template}/preview\\?`));
+  await page.waitForSelector('details.file');
+  return previewedFiles(page);
+}
+
+/** Submits the previewed request and returns its id from the request page's address. */
+async function submit(page) {
+  await page.locator('form.submit-bar button[type="submit"]').click();
+  await page.waitForURL(/\/requests\/\d+$/);
+  await page.waitForSelector('.request-state [data-state]');
+  return Number(new URL(page.url()).pathname.split('/').pop());
+}
+
+async function stateOf(page) {
+  return page.locator('.request-state [data-state]').getAttribute('data-state');
+}
+
+/** Reloads a request page until its state is `want` (the worker runs in the background). */
+async function waitForState(page, id, want) {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    await page.goto(`${portal.url}/requests/${id}`, { waitUntil: 'load' });
+    // Let the page finish loading before the next reload (no aborted requests).
+    await waitForHydration(page);
+    const state = await stateOf(page);
+    if (state === want) return;
+    if (Date.now() > deadline) throw new Error(`request ${id} is ${state}, not ${want}`);
+    await new Promise((r) => setTimeout(r, 300));
+  }
+}
+
+const requests = {};
+const previews = {};
+
+test('a researcher requests a 1-GPU workspace and a PostgreSQL database through the forms', async () => {
+  const page = await rui.context.newPage();
+  const errors = watchErrors(page);
+
+  previews.gpu = await fillAndPreview(page, 'gpu-workspace', {
+    name: 'nlp',
+    cluster: 'gpu-sp-01',
+    gpus: '1',
+  });
+  assert.ok(Object.keys(previews.gpu).length >= 2, `files: ${Object.keys(previews.gpu)}`);
+  for (const path of Object.keys(previews.gpu)) {
+    assert.match(path, /^clusters\/gpu-sp-01\/workspaces\/nlp\//);
+  }
+  assert.match(await page.locator('code.target').innerText(), /clusters\/gpu-sp-01\/workspaces\/nlp/);
+  assert.ok(Object.values(previews.gpu).some((c) => /nvidia\.com\/gpu/.test(c)), 'a GPU quota');
+  assert.ok(await page.locator('.diff .add').count(), 'added lines are marked');
+  await page.screenshot({ path: `${SHOTS}selfservice-preview.png`, fullPage: true });
+  requests.gpu = await submit(page);
+  assert.equal(await stateOf(page), 'awaiting_approval');
+
+  previews.pg = await fillAndPreview(page, 'postgres-cnpg', {
+    name: 'appdb',
+    namespace: 'ws-nlp',
+    databases: 'app',
+  });
+  const kinds = Object.values(previews.pg).join('\n');
+  assert.match(kinds, /kind: Cluster/);
+  assert.doesNotMatch(kinds, /password:/i, 'no password in the files');
+  requests.pg = await submit(page);
+  assert.equal(await stateOf(page), 'awaiting_approval');
+  await page.screenshot({ path: `${SHOTS}selfservice-request.png`, fullPage: true });
+
+  // The researcher sees no Approve button on their own request.
+  assert.equal(await page.locator('button.approve').count(), 0);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('more GPUs than the cluster has is refused next to the field, in the browser and by the server', async () => {
+  const page = await rui.context.newPage();
+  await page.goto(`${portal.url}/self-service/gpu-workspace`, { waitUntil: 'load' });
+  await waitForHydration(page);
+  await page.locator('[name="name"]').fill('big');
+  await page.locator('[name="cluster"]').selectOption('gpu-sp-01');
+  await page.locator('[name="gpus"]').fill('2');
+  await page.locator('form.ss-form button[type="submit"]').click();
+  const error = page.locator('[data-field="gpus"] .field-error');
+  await page.waitForFunction(() => document.querySelector('[data-field="gpus"] .field-error')?.textContent);
+  assert.match(await error.innerText(), /gpu-sp-01.*1/);
+  assert.match(page.url(), /\/self-service\/gpu-workspace$/, 'the form stays on screen');
+
+  // The server is the authority: the same values sent without the browser's check.
+  const res = await page.goto(
+    `${portal.url}/self-service/gpu-workspace/preview?name=big&cluster=gpu-sp-01&gpus=3`,
+    { waitUntil: 'load' },
+  );
+  assert.equal(res.status(), 422);
+  assert.match(await page.locator('[data-field="gpus"] .field-error').innerText(), /gpu-sp-01.*1/);
+  assert.equal(await page.locator('[name="gpus"]').inputValue(), '3', 'the values are kept');
+  await page.screenshot({ path: `${SHOTS}selfservice-capacity.png`, fullPage: true });
+  await page.close();
+});
+
+test('an admin approves both; the worker opens two branches holding exactly the previewed files', async () => {
+  const page = await ada.context.newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${portal.url}/requests`, { waitUntil: 'load' });
+  await waitForHydration(page);
+  const first = await page.locator('tr.request-row').first().getAttribute('data-state');
+  assert.equal(first, 'awaiting_approval');
+  await page.screenshot({ path: `${SHOTS}selfservice-requests.png`, fullPage: true });
+
+  for (const id of [requests.gpu, requests.pg]) {
+    await page.goto(`${portal.url}/requests/${id}`, { waitUntil: 'load' });
+    await waitForHydration(page);
+    await page.locator('button.approve').click();
+    await page.waitForFunction(() => !document.querySelector('button.approve'));
+    await waitForState(page, id, 'proposed');
+    assert.match(await page.locator('.pull-request').innerText(), /#\d+/);
+  }
+
+  const branches = git('branch', '--list', 'mirante/*', '--format=%(refname:short)')
+    .split('\n')
+    .filter(Boolean);
+  assert.equal(branches.length, 2, `branches: ${branches}`);
+  for (const [key, id] of Object.entries(requests)) {
+    const branch = branches.find((b) => b.startsWith(`mirante/${id}-`));
+    assert.ok(branch, `a branch mirante/${id}-<slug> in ${branches}`);
+    const changed = git('diff', '--name-only', `main...${branch}`).split('\n').filter(Boolean).sort();
+    assert.deepEqual(changed, Object.keys(previews[key]).sort());
+    for (const [path, content] of Object.entries(previews[key])) {
+      assert.equal(git('show', `${branch}:${path}`), content, `${path} on ${branch}`);
+    }
+  }
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('the admin merges one request in the portal and its page shows merged', async () => {
+  const page = await ada.context.newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${portal.url}/requests/${requests.gpu}`, { waitUntil: 'load' });
+  await waitForHydration(page);
+  await page.locator('button.merge').click();
+  await page.waitForFunction(() => document.querySelector('.request-state [data-state]')?.dataset.state === 'merged');
+  const timeline = await page.locator('.timeline li').evaluateAll((lis) => lis.map((li) => li.dataset.state));
+  assert.deepEqual(timeline.slice(-1), ['merged']);
+  assert.ok(timeline.includes('approved'), `timeline: ${timeline}`);
+  const files = git('ls-tree', '-r', '--name-only', 'main').split('\n');
+  for (const path of Object.keys(previews.gpu)) assert.ok(files.includes(path), `${path} on main`);
+  await page.screenshot({ path: `${SHOTS}selfservice-merged.png`, fullPage: true });
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test("a researcher cannot open an admin's request", async () => {
+  const admin = await ada.context.newPage();
+  await fillAndPreview(admin, 'gpu-workspace', { name: 'ada-lab', cluster: 'gpu-sp-01', gpus: '1' });
+  const adaRequest = await submit(admin);
+  assert.equal(await admin.locator('button.approve').count(), 1, 'admins decide');
+  await admin.close();
+
+  const page = await rui.context.newPage();
+  const res = await page.goto(`${portal.url}/requests/${adaRequest}`, { waitUntil: 'load' });
+  assert.equal(res.status(), 404);
+  assert.equal(await page.locator('button.approve').count(), 0);
+  await page.goto(`${portal.url}/requests`, { waitUntil: 'load' });
+  const ids = await page.locator('tr.request-row').evaluateAll((rows) => rows.map((r) => Number(r.dataset.id)));
+  assert.ok(!ids.includes(adaRequest), `rui sees only their requests: ${ids}`);
+  await page.close();
+});
+
+test('the request form works without JavaScript: preview, submit, request page', async () => {
+  const nojs = await launchBrowser({ javaScriptEnabled: false });
+  try {
+    await signIn(nojs.context, portal.url, 'Rui Researcher');
+    const page = await nojs.context.newPage();
+    await page.goto(`${portal.url}/self-service/gpu-workspace`, { waitUntil: 'load' });
+    await page.locator('[name="name"]').fill('offline');
+    await page.locator('[name="cluster"]').selectOption('gpu-sp-01');
+    await page.locator('form.ss-form button[type="submit"]').click();
+    await page.waitForURL(/\/preview\?/);
+    assert.ok(await page.locator('details.file').count() >= 2);
+    await page.locator('form.submit-bar button[type="submit"]').click();
+    await page.waitForURL(/\/requests\/\d+$/);
+    assert.equal(await stateOf(page), 'awaiting_approval');
+  } finally {
+    await nojs.close();
+  }
+});
