@@ -176,3 +176,7 @@ finding-declared-not-real-key = Declared in { $path } (key { $key }), but not va
 severity-one-error = error
 severity-one-warning = warning
 severity-one-info = info
+
+## Live evidence checks (probes and Argo CD)
+finding-probe-failing = Probe of { $url } fails: { $reason }
+finding-argocd-unhealthy = Argo CD application { $app }: { $reason }

@@ -176,3 +176,7 @@ finding-declared-not-real-key = Declarado em { $path } (chave { $key }), mas nã
 severity-one-error = erro
 severity-one-warning = aviso
 severity-one-info = info
+
+## Live evidence checks (probes and Argo CD)
+finding-probe-failing = A sonda de { $url } falha: { $reason }
+finding-argocd-unhealthy = Aplicação { $app } do Argo CD: { $reason }
