@@ -21,6 +21,11 @@
 //! | `public_catalog`        | `MIRANTE_PUBLIC_CATALOG`       | `false`                              |
 //! | `monorepo`              | `MIRANTE_MONOREPO`             | unset: IaC references are not checked |
 //! | `attestation_max_age_days` | `MIRANTE_ATTESTATION_MAX_AGE_DAYS` | `180`                       |
+//! | `probe_interval_secs`   | `MIRANTE_PROBE_INTERVAL_SECS`  | `300` (`0` turns live checks off)    |
+//! | `probe_timeout_secs`    | `MIRANTE_PROBE_TIMEOUT_SECS`   | `10`                                 |
+//! | `probe_concurrency`     | `MIRANTE_PROBE_CONCURRENCY`    | `8`                                  |
+//! | `argocd_url`            | `MIRANTE_ARGOCD_URL`           | unset: Argo CD evidence is not read  |
+//! | `argocd_token`          | `MIRANTE_ARGOCD_TOKEN`         | required with `argocd_url` (secret)  |
 //!
 //! The file is read from `MIRANTE_CONFIG` when set (and must then exist), otherwise from
 //! `./mirante.toml` when present. Relative paths are relative to the working directory.
@@ -66,6 +71,11 @@ const ENV_KEYS: &[&str] = &[
     "public_catalog",
     "monorepo",
     "attestation_max_age_days",
+    "probe_interval_secs",
+    "probe_timeout_secs",
+    "probe_concurrency",
+    "argocd_url",
+    "argocd_token",
 ];
 
 /// How log lines are written.
@@ -142,6 +152,33 @@ pub struct Config {
     /// Attestations older than this many days are reported as stale.
     #[serde(default = "default_attestation_max_age_days")]
     pub attestation_max_age_days: u32,
+    /// Seconds between runs of the live checks (HTTP probes, Argo CD); 0 turns them off.
+    #[serde(default = "default_probe_interval_secs")]
+    pub probe_interval_secs: u64,
+    /// Seconds one probe or Argo CD request may take.
+    #[serde(default = "default_probe_timeout_secs")]
+    pub probe_timeout_secs: u64,
+    /// Live checks in flight at once, at most.
+    #[serde(default = "default_probe_concurrency")]
+    pub probe_concurrency: usize,
+    /// Argo CD's address (`https://argocd.example.org`); Argo CD evidence is not read when unset.
+    #[serde(default)]
+    pub argocd_url: Option<String>,
+    /// An Argo CD API token (a project or account token with read access to applications).
+    #[serde(default)]
+    pub argocd_token: Option<SecretString>,
+}
+
+fn default_probe_interval_secs() -> u64 {
+    300
+}
+
+fn default_probe_timeout_secs() -> u64 {
+    10
+}
+
+fn default_probe_concurrency() -> usize {
+    8
 }
 
 fn default_attestation_max_age_days() -> u32 {
@@ -202,6 +239,11 @@ impl Default for Config {
             public_catalog: false,
             monorepo: None,
             attestation_max_age_days: default_attestation_max_age_days(),
+            probe_interval_secs: default_probe_interval_secs(),
+            probe_timeout_secs: default_probe_timeout_secs(),
+            probe_concurrency: default_probe_concurrency(),
+            argocd_url: None,
+            argocd_token: None,
         }
     }
 }
@@ -360,6 +402,10 @@ impl Config {
             public_catalog: self.public_catalog,
             monorepo: self.monorepo.as_deref(),
             attestation_max_age_days: self.attestation_max_age_days,
+            probe_interval_secs: self.probe_interval_secs,
+            probe_timeout_secs: self.probe_timeout_secs,
+            probe_concurrency: self.probe_concurrency,
+            argocd_url: self.argocd_url.as_deref(),
         };
         let mut out =
             toml::to_string(&printable).unwrap_or_else(|e| format!("# unprintable: {e}\n"));
@@ -368,6 +414,9 @@ impl Config {
         }
         if self.session_key.is_some() {
             out.push_str("# session_key = REDACTED (set)\n");
+        }
+        if self.argocd_token.is_some() {
+            out.push_str("# argocd_token = REDACTED (set)\n");
         }
         if self.catalog.is_none() {
             out.push_str("# catalog: the demo catalog built into the binary (set MIRANTE_CATALOG to a directory)\n");
@@ -400,6 +449,11 @@ struct Printable<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     monorepo: Option<&'a Path>,
     attestation_max_age_days: u32,
+    probe_interval_secs: u64,
+    probe_timeout_secs: u64,
+    probe_concurrency: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    argocd_url: Option<&'a str>,
 }
 
 impl fmt::Debug for Config {
@@ -430,6 +484,14 @@ impl fmt::Debug for Config {
             .field("public_catalog", &self.public_catalog)
             .field("monorepo", &self.monorepo)
             .field("attestation_max_age_days", &self.attestation_max_age_days)
+            .field("probe_interval_secs", &self.probe_interval_secs)
+            .field("probe_timeout_secs", &self.probe_timeout_secs)
+            .field("probe_concurrency", &self.probe_concurrency)
+            .field("argocd_url", &self.argocd_url)
+            .field(
+                "argocd_token",
+                &self.argocd_token.as_ref().map(|_| REDACTED),
+            )
             .finish()
     }
 }

@@ -14,7 +14,7 @@ use crate::{
     catalog::{CatalogSource, CatalogStore},
     config::Config,
     db::Db,
-    exports, middleware,
+    exports, middleware, probes,
     state::AppState,
     web,
 };
@@ -27,6 +27,7 @@ pub struct Application {
     state: AppState,
     router: Router,
     sessions: DbSessionStore,
+    checker: probes::Checker,
 }
 
 impl Application {
@@ -86,7 +87,9 @@ impl Application {
         }
         let session_layer = auth::session_layer(sessions.clone(), &config, &key);
         let leptos = leptos_options(addr);
+        let checker = probes::Checker::from_config(&config)?;
         let state = AppState {
+            probes: Arc::new(probes::ProbeBoard::default()),
             config: Arc::new(config),
             db,
             catalog: Arc::new(catalog),
@@ -95,6 +98,7 @@ impl Application {
         };
         let router = app(&state, session_layer);
         Ok(Application {
+            checker,
             listener,
             addr,
             state,
@@ -135,6 +139,13 @@ impl Application {
             .catalog
             .spawn_reloaders(Some(refresh), background.clone());
         spawn_session_cleanup(self.sessions.clone(), background.clone());
+        probes::spawn(
+            self.checker.clone(),
+            Arc::clone(&self.state.catalog),
+            Arc::clone(&self.state.probes),
+            Duration::from_secs(self.state.config.probe_interval_secs),
+            background.clone(),
+        );
         tracing::info!(
             http.addr = %self.addr,
             http.public_url = %self.state.config.public_url(),

@@ -15,6 +15,7 @@ use crate::{
     config::Config,
     db::Db,
     evidence::{self, LintSettings},
+    probes::ProbeBoard,
 };
 
 /// Shared state of the HTTP server. Cheap to clone: every field is a handle.
@@ -33,6 +34,8 @@ pub struct AppState {
     pub leptos: LeptosOptions,
     /// Sign-in: the OpenID provider (or the development sign-in) and session settings.
     pub auth: Arc<Auth>,
+    /// The last results of the live checks (probes, Argo CD).
+    pub probes: Arc<ProbeBoard>,
 }
 
 impl AppState {
@@ -41,6 +44,7 @@ impl AppState {
         Arc::new(Portal {
             catalog: Arc::clone(&self.catalog),
             lint: LintSettings::from_config(&self.config),
+            probes: Arc::clone(&self.probes),
         })
     }
 }
@@ -49,6 +53,7 @@ impl AppState {
 struct Portal {
     catalog: Arc<CatalogStore>,
     lint: LintSettings,
+    probes: Arc<ProbeBoard>,
 }
 
 impl PortalData for Portal {
@@ -57,6 +62,11 @@ impl PortalData for Portal {
     }
 
     fn findings(&self) -> Vec<Finding> {
-        evidence::findings(&self.catalog.snapshot(), &self.lint, evidence::today())
+        evidence::findings(
+            &self.catalog.snapshot(),
+            &self.lint,
+            evidence::today(),
+            &self.probes.failures(),
+        )
     }
 }
