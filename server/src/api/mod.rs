@@ -8,6 +8,7 @@ pub mod catalog;
 pub mod error;
 pub mod health;
 pub mod items;
+pub mod probes;
 pub mod query;
 pub mod reference;
 pub mod roadmap;
@@ -38,7 +39,7 @@ use crate::state::AppState;
     ),
     tags(
         (name = "catalog", description = "The catalog in force: items, sites, layers, decisions, tasks, overview, reload"),
-        (name = "roadmap", description = "What is done, ready or blocked; progress; the consistency lint's findings"),
+        (name = "roadmap", description = "What is done, ready or blocked; progress; the consistency lint's findings; the live checks of evidence"),
         (name = "health", description = "Liveness and readiness probes"),
         (name = "auth", description = "Who is signed in (session or `Authorization: Bearer` API token)"),
         (name = "meta", description = "This document"),
@@ -54,6 +55,7 @@ fn documented() -> OpenApiRouter<AppState> {
         .merge(reference::router())
         .merge(catalog::router())
         .merge(roadmap::router())
+        .merge(probes::router())
         .routes(routes!(crate::auth::me))
         .routes(routes!(openapi_json))
 }
@@ -124,6 +126,7 @@ mod tests {
             "/api/v1/me",
             "/api/v1/roadmap",
             "/api/v1/findings",
+            "/api/v1/probes",
         ] {
             assert!(paths.contains(&path), "{path} missing from {paths:?}");
         }
