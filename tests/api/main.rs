@@ -13,5 +13,6 @@ mod health;
 mod items;
 mod middleware;
 mod openapi;
+mod probes;
 mod reference;
 mod roadmap;
