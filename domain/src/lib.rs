@@ -8,6 +8,7 @@ pub mod identity;
 #[cfg(feature = "load")]
 pub mod load;
 pub mod model;
+pub mod roadmap;
 pub mod selfservice;
 pub mod snapshot;
 #[cfg(feature = "load")]

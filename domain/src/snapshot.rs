@@ -202,6 +202,11 @@ impl Snapshot {
         self.item_index.get(id).map(|&i| &self.catalog.items[i])
     }
 
+    /// The position of an item in `catalog().items`.
+    pub fn item_position(&self, id: &str) -> Option<usize> {
+        self.item_index.get(id).copied()
+    }
+
     /// A layer by id.
     pub fn layer(&self, id: &str) -> Option<&Layer> {
         self.layer_index.get(id).map(|&i| &self.catalog.layers[i])
