@@ -5,6 +5,7 @@
 
 pub mod diagnostic;
 pub mod identity;
+pub mod lint;
 #[cfg(feature = "load")]
 pub mod load;
 pub mod model;
