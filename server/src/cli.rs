@@ -9,7 +9,15 @@ use std::{
 
 use clap::{Parser, Subcommand};
 
-use crate::{catalog, config::Config, startup::Application, telemetry};
+use mirante_domain::lint::Severity;
+
+use crate::{
+    catalog,
+    config::Config,
+    evidence::{self, LintSettings},
+    startup::Application,
+    telemetry,
+};
 
 mod template;
 
@@ -41,10 +49,17 @@ pub enum Command {
 #[derive(Debug, Subcommand)]
 pub enum CatalogCommand {
     /// Validate a catalog directory: print every problem as `file:line:column: message` and
-    /// exit 1, or print a one-line summary and exit 0.
+    /// exit 1; or print a one-line summary, then the consistency lint's findings, and exit 1
+    /// if any finding is an error (warnings and information alone exit 0).
     Check {
         /// The directory of catalog YAML files.
         dir: PathBuf,
+        /// Root of the monorepo checkout: IaC references (paths and keys) are checked in it.
+        #[arg(long, value_name = "ROOT")]
+        monorepo: Option<PathBuf>,
+        /// Attestations older than this many days are stale.
+        #[arg(long, value_name = "DAYS", default_value_t = mirante_domain::lint::DEFAULT_STALE_AFTER_DAYS)]
+        stale_days: u32,
     },
 }
 
@@ -90,9 +105,24 @@ pub fn run(cli: Cli) -> ExitCode {
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => serve(),
         Command::Config => print_config(),
-        Command::Catalog(CatalogCommand::Check { dir }) => {
+        Command::Catalog(CatalogCommand::Check {
+            dir,
+            monorepo,
+            stale_days,
+        }) => {
+            if let Some(root) = monorepo.as_deref().filter(|r| !r.is_dir()) {
+                eprintln!(
+                    "error: the monorepo root {} is not a directory",
+                    root.display()
+                );
+                return ExitCode::FAILURE;
+            }
             let mut out = std::io::stdout().lock();
-            check_catalog(&dir, &mut out)
+            let settings = LintSettings {
+                monorepo,
+                stale_after_days: stale_days,
+            };
+            check_catalog(&dir, &settings, &mut out)
         }
         Command::Template(TemplateCommand::Check { dir }) => {
             let mut out = std::io::stdout().lock();
@@ -170,15 +200,36 @@ fn print_config() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Validates the catalog in `dir`, writing the problems or the summary to `out`.
-pub fn check_catalog(dir: &Path, out: &mut impl Write) -> ExitCode {
+/// Validates the catalog in `dir`, writing the problems, or the summary and the lint's
+/// findings, to `out`.
+pub fn check_catalog(dir: &Path, settings: &LintSettings, out: &mut impl Write) -> ExitCode {
     let shown = dir.display();
     let result = catalog::CatalogSource::dir(dir).load();
     let written = match result {
         Ok(loaded) => {
             let snapshot = loaded.into_snapshot(None);
-            writeln!(out, "{shown} is valid: {}", catalog::summary(&snapshot))
-                .map(|()| ExitCode::SUCCESS)
+            let findings = evidence::findings(&snapshot, settings, evidence::today());
+            (|| {
+                writeln!(out, "{shown} is valid: {}", catalog::summary(&snapshot))?;
+                for f in &findings {
+                    writeln!(out, "{f}")?;
+                }
+                let count = |s: Severity| findings.iter().filter(|f| f.severity == s).count();
+                let errors = count(Severity::Error);
+                if !findings.is_empty() {
+                    writeln!(
+                        out,
+                        "lint: {errors} error(s), {} warning(s), {} info",
+                        count(Severity::Warning),
+                        count(Severity::Info)
+                    )?;
+                }
+                Ok(if errors > 0 {
+                    ExitCode::FAILURE
+                } else {
+                    ExitCode::SUCCESS
+                })
+            })()
         }
         Err(diagnostics) => (|| {
             for d in &diagnostics {

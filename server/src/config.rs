@@ -19,6 +19,8 @@
 //! | `session_idle_secs`     | `MIRANTE_SESSION_IDLE_SECS`    | `28800` (8 h)                        |
 //! | `session_max_secs`      | `MIRANTE_SESSION_MAX_SECS`     | `604800` (7 days)                    |
 //! | `public_catalog`        | `MIRANTE_PUBLIC_CATALOG`       | `false`                              |
+//! | `monorepo`              | `MIRANTE_MONOREPO`             | unset: IaC references are not checked |
+//! | `attestation_max_age_days` | `MIRANTE_ATTESTATION_MAX_AGE_DAYS` | `180`                       |
 //!
 //! The file is read from `MIRANTE_CONFIG` when set (and must then exist), otherwise from
 //! `./mirante.toml` when present. Relative paths are relative to the working directory.
@@ -62,6 +64,8 @@ const ENV_KEYS: &[&str] = &[
     "session_idle_secs",
     "session_max_secs",
     "public_catalog",
+    "monorepo",
+    "attestation_max_age_days",
 ];
 
 /// How log lines are written.
@@ -132,6 +136,16 @@ pub struct Config {
     /// Whether the read-only catalog (pages and API) is readable without signing in.
     #[serde(default)]
     pub public_catalog: bool,
+    /// Root of the devops monorepo checkout that IaC references are checked against.
+    #[serde(default)]
+    pub monorepo: Option<PathBuf>,
+    /// Attestations older than this many days are reported as stale.
+    #[serde(default = "default_attestation_max_age_days")]
+    pub attestation_max_age_days: u32,
+}
+
+fn default_attestation_max_age_days() -> u32 {
+    mirante_domain::lint::DEFAULT_STALE_AFTER_DAYS
 }
 
 fn default_admin_groups() -> String {
@@ -186,6 +200,8 @@ impl Default for Config {
             session_idle_secs: default_session_idle_secs(),
             session_max_secs: default_session_max_secs(),
             public_catalog: false,
+            monorepo: None,
+            attestation_max_age_days: default_attestation_max_age_days(),
         }
     }
 }
@@ -342,6 +358,8 @@ impl Config {
             session_idle_secs: self.session_idle_secs,
             session_max_secs: self.session_max_secs,
             public_catalog: self.public_catalog,
+            monorepo: self.monorepo.as_deref(),
+            attestation_max_age_days: self.attestation_max_age_days,
         };
         let mut out =
             toml::to_string(&printable).unwrap_or_else(|e| format!("# unprintable: {e}\n"));
@@ -379,6 +397,9 @@ struct Printable<'a> {
     session_idle_secs: u64,
     session_max_secs: u64,
     public_catalog: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    monorepo: Option<&'a Path>,
+    attestation_max_age_days: u32,
 }
 
 impl fmt::Debug for Config {
@@ -407,6 +428,8 @@ impl fmt::Debug for Config {
             .field("session_idle_secs", &self.session_idle_secs)
             .field("session_max_secs", &self.session_max_secs)
             .field("public_catalog", &self.public_catalog)
+            .field("monorepo", &self.monorepo)
+            .field("attestation_max_age_days", &self.attestation_max_age_days)
             .finish()
     }
 }

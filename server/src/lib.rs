@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod cli;
 pub mod config;
 pub mod db;
+pub mod evidence;
 pub mod middleware;
 pub mod selfservice;
 pub mod startup;

@@ -659,3 +659,107 @@ fn template_render_of_an_unknown_template_names_the_available_ones() {
         text(&out.stderr)
     );
 }
+
+const LINTED: &str = r#"layers:
+  - {id: l0, kind: layer, number: "0", name: Hardware}
+items:
+  - {id: runs, name: Runs, kind: component, layer: l0, state: validated}
+  - {id: ha, name: HA, kind: component, layer: l0, state: declared,
+     iac: {path: pulumi/Pulumi.sp.yaml, key: config.traefik-sp.ha}}
+"#;
+
+#[test]
+fn catalog_check_prints_lint_warnings_after_the_summary_and_still_exits_0() {
+    let dir = catalog_dir(&[("catalog.yaml", LINTED)]);
+
+    let out = mirante(dir.path(), &["catalog", "check", "."], &[]);
+
+    assert!(out.status.success(), "{}", text(&out.stdout));
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(lines[0].starts_with(". is valid: 2 items"), "{stdout}");
+    assert_eq!(
+        lines[1],
+        "warning: runs: validated, but no evidence (probe, Argo CD application, attestation or \
+         reference) [validated-without-evidence]"
+    );
+    assert_eq!(
+        lines[2],
+        "info: ha: declared in `pulumi/Pulumi.sp.yaml` (key `config.traefik-sp.ha`), but not \
+         validated in production [declared-not-real]"
+    );
+    assert_eq!(lines[3], "lint: 0 error(s), 1 warning(s), 1 info");
+}
+
+#[test]
+fn catalog_check_with_a_monorepo_fails_on_a_missing_iac_key() {
+    let dir = catalog_dir(&[("catalog.yaml", LINTED)]);
+    let repo = TempDir::new().unwrap();
+    std::fs::create_dir(repo.path().join("pulumi")).unwrap();
+    let stack = repo.path().join("pulumi/Pulumi.sp.yaml");
+    std::fs::write(&stack, "config:\n  traefik-sp:\n    vip: 10.0.0.1\n").unwrap();
+    let root = repo.path().to_str().unwrap();
+
+    let missing = mirante(
+        dir.path(),
+        &["catalog", "check", ".", "--monorepo", root],
+        &[],
+    );
+    std::fs::write(&stack, "config:\n  traefik-sp:\n    ha: true\n").unwrap();
+    let present = mirante(
+        dir.path(),
+        &["catalog", "check", ".", "--monorepo", root],
+        &[],
+    );
+
+    assert_eq!(missing.status.code(), Some(1));
+    let stdout = text(&missing.stdout);
+    assert!(
+        stdout.lines().next().unwrap().starts_with(". is valid:"),
+        "{stdout}"
+    );
+    // Errors come first.
+    assert_eq!(
+        stdout.lines().nth(1).unwrap(),
+        "error: ha: IaC key `config.traefik-sp.ha` not found in `pulumi/Pulumi.sp.yaml` \
+         [iac-key-missing]"
+    );
+    assert!(present.status.success(), "{}", text(&present.stdout));
+    assert!(!text(&present.stdout).contains("iac-key-missing"));
+}
+
+#[test]
+fn catalog_check_refuses_a_monorepo_root_that_is_not_a_directory() {
+    let dir = catalog_dir(&[("catalog.yaml", LINTED)]);
+
+    let out = mirante(
+        dir.path(),
+        &["catalog", "check", ".", "--monorepo", "no-such-dir"],
+        &[],
+    );
+
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("no-such-dir is not a directory"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn the_demo_catalog_passes_the_check_with_traefik_sp_ha_flagged() {
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../catalog");
+
+    let out = mirante(&demo, &["catalog", "check", "."], &[]);
+
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l
+                .starts_with("info: traefik-sp-ha: declared in `pulumi/proxmox/Pulumi.sp.yaml`")),
+        "{stdout}"
+    );
+    assert!(!stdout.lines().any(|l| l.starts_with("error:")), "{stdout}");
+}
