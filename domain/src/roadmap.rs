@@ -175,11 +175,18 @@ pub struct Roadmap {
     /// Every pending task: critical first, then MVP, later, normal, unprioritised; catalog
     /// order within a priority.
     pub tasks: Vec<RoadmapTask>,
-    /// Progress per site, in catalog order, then platform-wide items (empty id).
+    /// Progress per site and layer, and over the whole catalog.
+    pub progress: RoadmapProgress,
+}
+
+/// Progress per site and per layer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RoadmapProgress {
+    /// Per site, in catalog order, then platform-wide items (empty id) if there are any.
     pub sites: Vec<Progress>,
-    /// Progress per top-level layer, then per capability.
+    /// Per top-level layer (sub-layers roll up), then per capability.
     pub layers: Vec<Progress>,
-    /// Progress over the whole catalog.
+    /// Over the whole catalog.
     pub totals: StateCounts,
 }
 
@@ -421,9 +428,11 @@ impl Roadmap {
             phases,
             items,
             tasks,
-            sites,
-            layers,
-            totals,
+            progress: RoadmapProgress {
+                sites,
+                layers,
+                totals,
+            },
         }
     }
 

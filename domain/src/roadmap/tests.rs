@@ -139,20 +139,22 @@ fn progress_is_counted_per_phase_in_order_per_site_and_per_top_layer() {
         .collect();
     assert_eq!(phases, [("one", 1, 1, 0), ("two", 0, 0, 1), ("", 0, 0, 2)]);
     let sites: Vec<(&str, u32)> = r
+        .progress
         .sites
         .iter()
         .map(|p| (p.id.as_str(), p.counts.total()))
         .collect();
     assert_eq!(sites, [("x", 2), ("y", 2), ("", 2)]);
-    assert_eq!(r.sites[0].percent(State::Validated), 50);
+    assert_eq!(r.progress.sites[0].percent(State::Validated), 50);
     let layers: Vec<(&str, u32)> = r
+        .progress
         .layers
         .iter()
         .map(|p| (p.id.as_str(), p.counts.total()))
         .collect();
     // d (in l1a) rolls up to l1; the capability comes last.
     assert_eq!(layers, [("l0", 2), ("l1", 2), ("sec", 1)]);
-    assert_eq!(r.totals.total(), 5);
+    assert_eq!(r.progress.totals.total(), 5);
 }
 
 #[test]
@@ -300,7 +302,7 @@ fn on_the_demo_every_task_and_item_has_a_status_and_critical_tasks_lead() {
     assert_eq!(r.items.len(), s.catalog().items.len());
     assert_eq!(r.tasks.len(), s.catalog().tasks.len());
     assert_eq!(r.tasks[0].priority, Some(Priority::Critical));
-    assert_eq!(r.totals.total() as usize, s.catalog().items.len());
+    assert_eq!(r.progress.totals.total() as usize, s.catalog().items.len());
     let g = layered_graph(&s, &r, Some("clustermesh-applicationset"));
     let path = critical_path(&s, "clustermesh-applicationset").unwrap();
     assert_eq!(path.last().unwrap(), "clustermesh-applicationset");

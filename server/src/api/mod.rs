@@ -10,6 +10,7 @@ pub mod health;
 pub mod items;
 pub mod query;
 pub mod reference;
+pub mod roadmap;
 pub mod schema;
 
 use std::sync::LazyLock;
@@ -37,6 +38,7 @@ use crate::state::AppState;
     ),
     tags(
         (name = "catalog", description = "The catalog in force: items, sites, layers, decisions, tasks, overview, reload"),
+        (name = "roadmap", description = "What is done, ready or blocked; progress; the consistency lint's findings"),
         (name = "health", description = "Liveness and readiness probes"),
         (name = "auth", description = "Who is signed in (session or `Authorization: Bearer` API token)"),
         (name = "meta", description = "This document"),
@@ -51,6 +53,7 @@ fn documented() -> OpenApiRouter<AppState> {
         .merge(items::router())
         .merge(reference::router())
         .merge(catalog::router())
+        .merge(roadmap::router())
         .routes(routes!(crate::auth::me))
         .routes(routes!(openapi_json))
 }
@@ -119,6 +122,8 @@ mod tests {
             "/api/v1/catalog/reload",
             "/api/v1/openapi.json",
             "/api/v1/me",
+            "/api/v1/roadmap",
+            "/api/v1/findings",
         ] {
             assert!(paths.contains(&path), "{path} missing from {paths:?}");
         }

@@ -406,6 +406,217 @@ pub enum ReloadTrigger {
     },
 }
 
+/// Where an item or task stands on the roadmap.
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+pub enum Status {
+    /// Validated in production.
+    Done,
+    /// Everything it depends on is done; work can start.
+    Ready,
+    /// Waits for something that is not done.
+    Blocked,
+}
+
+/// What a blocker is.
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+pub enum BlockerKind {
+    /// A catalog item that is not validated.
+    Item,
+    /// A pending task.
+    Task,
+}
+
+/// Something not done that stands in the way, directly or through others.
+#[derive(ToSchema)]
+pub struct Blocker {
+    /// Id of the blocking item or task.
+    id: String,
+    /// Item or task.
+    kind: BlockerKind,
+    /// The blocker's state, for items.
+    state: Option<State>,
+    /// The direct dependency (or `after` entry) through which it blocks; equal to `id` for a
+    /// direct one.
+    via: String,
+}
+
+/// One item on the roadmap.
+#[derive(ToSchema)]
+pub struct RoadmapItem {
+    /// Item id.
+    id: String,
+    /// Item name.
+    name: String,
+    /// Its state.
+    state: State,
+    /// Its qualifier.
+    qualifier: Option<Qualifier>,
+    /// Its layer.
+    layer: String,
+    /// Its sites (empty: platform-wide).
+    sites: Vec<String>,
+    /// Its phase.
+    phase: Option<String>,
+    /// Done, ready or blocked.
+    status: Status,
+    /// Validated.
+    done: bool,
+    /// Not validated, and every dependency is.
+    ready: bool,
+    /// Direct dependencies.
+    depends_on: Vec<String>,
+    /// Every item not done in its way, directly or transitively, nearest first.
+    blocked_by: Vec<Blocker>,
+}
+
+/// One pending task on the roadmap.
+#[derive(ToSchema)]
+pub struct RoadmapTask {
+    /// Task id.
+    id: String,
+    /// What is to be done or decided.
+    title: String,
+    /// Task or open decision.
+    kind: TaskKind,
+    /// Layer or capability.
+    layer: String,
+    /// Sites it concerns.
+    sites: Vec<String>,
+    /// How urgent.
+    priority: Option<Priority>,
+    /// Items it moves forward.
+    items: Vec<String>,
+    /// Ready or blocked.
+    status: Status,
+    /// Every pending task and unvalidated item in its way, nearest first.
+    blocked_by: Vec<Blocker>,
+}
+
+/// Counts per state of a group of items.
+#[derive(ToSchema)]
+pub struct Progress {
+    /// Site or layer id (empty: platform-wide items).
+    id: String,
+    /// Display name.
+    name: String,
+    /// Items per state.
+    counts: StateCounts,
+}
+
+/// A phase with its items.
+#[derive(ToSchema)]
+pub struct RoadmapPhase {
+    /// Phase id (empty: items planned in no phase).
+    id: String,
+    /// Display name.
+    name: String,
+    /// What the phase delivers.
+    description: String,
+    /// Items per state.
+    counts: StateCounts,
+    /// Its item ids, in catalog order.
+    items: Vec<String>,
+}
+
+/// Progress per site and per layer.
+#[derive(ToSchema)]
+pub struct RoadmapProgress {
+    /// Per site, then platform-wide items (empty id).
+    sites: Vec<Progress>,
+    /// Per top-level layer, then per capability.
+    layers: Vec<Progress>,
+    /// Over the whole catalog.
+    totals: StateCounts,
+}
+
+/// The roadmap of the catalog in force.
+#[derive(ToSchema)]
+pub struct Roadmap {
+    /// Phases in order, then items planned in no phase (empty id).
+    phases: Vec<RoadmapPhase>,
+    /// Every item, in catalog order.
+    items: Vec<RoadmapItem>,
+    /// Pending tasks, critical first, then MVP, later, normal, unprioritised.
+    tasks: Vec<RoadmapTask>,
+    /// Progress per site and layer.
+    progress: RoadmapProgress,
+}
+
+/// How serious a finding is.
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+pub enum Severity {
+    /// A contradiction: `catalog check` exits 1.
+    Error,
+    /// A claim without the backing it should have.
+    Warning,
+    /// Worth knowing.
+    Info,
+}
+
+/// What a finding is about (see docs/catalog-format.md, "Consistency lint").
+#[derive(ToSchema)]
+#[schema(rename_all = "kebab-case")]
+pub enum FindingCode {
+    /// Validated, no evidence.
+    ValidatedWithoutEvidence,
+    /// An attestation older than the allowed age.
+    AttestationStale,
+    /// An attestation date that is not a past ISO date.
+    AttestationDateInvalid,
+    /// A probe URL that is not http(s).
+    ProbeUrlInvalid,
+    /// Declared, no `iac`.
+    DeclaredWithoutIac,
+    /// Declared: in code, not in production.
+    DeclaredNotReal,
+    /// Validated, depending on an unvalidated item.
+    ValidatedDependsOnUnvalidated,
+    /// Deferred, no criterion.
+    DeferredWithoutCriterion,
+    /// Rejected, no reason.
+    RejectedWithoutReason,
+    /// An IaC path outside the monorepo.
+    IacPathOutside,
+    /// An IaC path the monorepo does not have.
+    IacPathMissing,
+    /// An IaC key the file does not have.
+    IacKeyMissing,
+    /// An IaC file that cannot be parsed.
+    IacUnreadable,
+}
+
+/// One finding of the consistency lint.
+#[derive(ToSchema)]
+pub struct Finding {
+    /// How serious.
+    severity: Severity,
+    /// What kind of problem.
+    code: FindingCode,
+    /// The item it is about.
+    item: String,
+    /// One line in English.
+    message: String,
+    /// The values the message names (`dependency`, `path`, `key`, `date`, `days`, ...).
+    #[schema(value_type = Object, additional_properties)]
+    args: std::collections::BTreeMap<String, String>,
+    /// The item's page.
+    link: String,
+}
+
+/// Number of findings per severity.
+#[derive(ToSchema)]
+pub struct SeverityCounts {
+    /// Errors.
+    error: usize,
+    /// Warnings.
+    warning: usize,
+    /// Information.
+    info: usize,
+}
+
 #[cfg(test)]
 mod tests {
     use mirante_domain::{
@@ -466,6 +677,66 @@ mod tests {
             }],
             tags: vec!["t".into()],
         }
+    }
+
+    #[test]
+    fn roadmap_schemas_match_what_the_roadmap_serializes() {
+        let catalog = mirante_domain::load_files(vec![(
+            "c.yaml".to_owned(),
+            "layers: [{id: l0, kind: layer, number: '0', name: L}]\n\
+             phases: [{id: mvp, name: MVP, order: 1}]\n\
+             items:\n\
+             - {id: a, name: A, kind: component, layer: l0, state: desired}\n\
+             - {id: b, name: B, kind: component, layer: l0, state: desired, depends_on: [a],\n\
+                phase: mvp, sites: []}\n\
+             tasks: [{id: t, title: T, layer: l0, after: [a]}]\n"
+                .to_owned(),
+        )])
+        .unwrap()
+        .into_snapshot(None);
+        let r = mirante_domain::roadmap::Roadmap::of(&catalog);
+        let json = serde_json::to_value(&r).unwrap();
+
+        assert_eq!(keys(&json), properties::<super::Roadmap>());
+        assert_eq!(keys(&json["items"][1]), properties::<super::RoadmapItem>());
+        assert_eq!(
+            keys(&json["items"][1]["blocked_by"][0]),
+            properties::<super::Blocker>()
+        );
+        assert_eq!(keys(&json["tasks"][0]), properties::<super::RoadmapTask>());
+        assert_eq!(keys(&json["phases"][0]), properties::<super::RoadmapPhase>());
+        assert_eq!(keys(&json["progress"]), properties::<super::RoadmapProgress>());
+        assert_eq!(
+            keys(&json["progress"]["layers"][0]),
+            properties::<super::Progress>()
+        );
+    }
+
+    #[test]
+    fn the_finding_schema_is_the_finding_plus_its_link() {
+        let item = item();
+        let catalog = mirante_domain::Catalog {
+            items: vec![Item {
+                state: State::Declared,
+                iac: None,
+                ..item
+            }],
+            ..Default::default()
+        };
+        let options = mirante_domain::lint::LintOptions {
+            today: "2026-01-01".parse().unwrap(),
+            stale_after_days: 1,
+        };
+        let finding = mirante_domain::lint::lint(&catalog, &options).remove(0);
+        let view = crate::api::roadmap::FindingView {
+            link: "/items/i".into(),
+            finding,
+        };
+
+        assert_eq!(
+            keys(&serde_json::to_value(view).unwrap()),
+            properties::<super::Finding>()
+        );
     }
 
     #[test]

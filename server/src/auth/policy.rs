@@ -96,6 +96,19 @@ pub const ROUTES: &[(Methods, &str, Access)] = &[
     (Methods::Read, "/api/v1/overview", Access::Catalog),
     (Methods::Read, "/api/v1/catalog", Access::Catalog),
     (Methods::Post, "/api/v1/catalog/reload", Access::Admin),
+    // The roadmap, its exports and the status badges (for READMEs and wikis) read the catalog;
+    // the lint's findings are an admin dashboard.
+    (Methods::Read, "/api/v1/roadmap", Access::Catalog),
+    (Methods::Read, "/api/v1/findings", Access::Admin),
+    (Methods::Read, "/roadmap", Access::Catalog),
+    (Methods::Read, "/roadmap/graph", Access::Catalog),
+    (Methods::Read, "/roadmap/graph.svg", Access::Catalog),
+    (Methods::Read, "/roadmap.md", Access::Catalog),
+    (Methods::Read, "/roadmap.csv", Access::Catalog),
+    (Methods::Read, "/badge/items/{id}", Access::Catalog),
+    (Methods::Read, "/findings", Access::Admin),
+    (Methods::ReadOrPost, "/_fn/roadmap", Access::Catalog),
+    (Methods::ReadOrPost, "/_fn/findings", Access::Admin),
     // The web UI's pages.
     (Methods::Read, "/", Access::Catalog),
     (Methods::Read, "/catalog", Access::Catalog),
