@@ -13,3 +13,4 @@ mod items;
 mod middleware;
 mod openapi;
 mod reference;
+mod roadmap;

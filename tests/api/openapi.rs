@@ -25,6 +25,8 @@ on_both_databases! {
             ("/api/v1/catalog", "get"),
             ("/api/v1/catalog/reload", "post"),
             ("/api/v1/openapi.json", "get"),
+            ("/api/v1/roadmap", "get"),
+            ("/api/v1/findings", "get"),
         ] {
             assert!(paths.get(path).and_then(|p| p.get(method)).is_some(), "{method} {path} missing");
         }
