@@ -704,8 +704,14 @@ mod tests {
             properties::<super::Blocker>()
         );
         assert_eq!(keys(&json["tasks"][0]), properties::<super::RoadmapTask>());
-        assert_eq!(keys(&json["phases"][0]), properties::<super::RoadmapPhase>());
-        assert_eq!(keys(&json["progress"]), properties::<super::RoadmapProgress>());
+        assert_eq!(
+            keys(&json["phases"][0]),
+            properties::<super::RoadmapPhase>()
+        );
+        assert_eq!(
+            keys(&json["progress"]),
+            properties::<super::RoadmapProgress>()
+        );
         assert_eq!(
             keys(&json["progress"]["layers"][0]),
             properties::<super::Progress>()
