@@ -75,6 +75,23 @@ pub enum Code {
 }
 
 impl Code {
+    /// Every code, in the order the documentation lists them.
+    pub const ALL: [Code; 13] = [
+        Code::ValidatedDependsOnUnvalidated,
+        Code::AttestationDateInvalid,
+        Code::ProbeUrlInvalid,
+        Code::IacPathMissing,
+        Code::IacKeyMissing,
+        Code::IacUnreadable,
+        Code::IacPathOutside,
+        Code::ValidatedWithoutEvidence,
+        Code::AttestationStale,
+        Code::DeclaredWithoutIac,
+        Code::DeferredWithoutCriterion,
+        Code::RejectedWithoutReason,
+        Code::DeclaredNotReal,
+    ];
+
     /// The identifier used in JSON, the command line and the UI's message keys.
     pub fn as_str(self) -> &'static str {
         match self {

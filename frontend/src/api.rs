@@ -431,3 +431,5 @@ pub async fn list_sites() -> Result<SitesPage, ServerFnError> {
         .collect();
     Ok(SitesPage { sites })
 }
+
+pub mod roadmap;

@@ -14,8 +14,14 @@ use crate::{
     components::NotFound,
     i18n::{I18n, Lang, initial_lang, use_i18n},
     pages::{
-        catalog::CatalogPage, decisions::DecisionsPage, item::ItemView, layer::LayerView,
-        overview::OverviewView, sites::SitesPage,
+        catalog::CatalogPage,
+        decisions::DecisionsPage,
+        findings::FindingsPage,
+        item::ItemView,
+        layer::LayerView,
+        overview::OverviewView,
+        roadmap::{RoadmapGraphView, RoadmapView},
+        sites::SitesPage,
     },
 };
 
@@ -73,6 +79,13 @@ pub fn App() -> impl IntoView {
                     />
                     <Route path=StaticSegment("decisions") view=DecisionsPage ssr=SsrMode::Async/>
                     <Route path=StaticSegment("sites") view=SitesPage ssr=SsrMode::Async/>
+                    <Route path=StaticSegment("roadmap") view=RoadmapView ssr=SsrMode::Async/>
+                    <Route
+                        path=(StaticSegment("roadmap"), StaticSegment("graph"))
+                        view=RoadmapGraphView
+                        ssr=SsrMode::Async
+                    />
+                    <Route path=StaticSegment("findings") view=FindingsPage ssr=SsrMode::Async/>
                 </Routes>
             </main>
             <footer class="footer">
@@ -98,6 +111,8 @@ fn Header() -> impl IntoView {
                 <A href="/catalog">{i18n.tr("nav-catalog")}</A>
                 <A href="/sites">{i18n.tr("nav-sites")}</A>
                 <A href="/decisions">{i18n.tr("nav-decisions")}</A>
+                <A href="/roadmap">{i18n.tr("nav-roadmap")}</A>
+                <AdminLinks/>
             </nav>
             <UserMenu/>
             <div class="lang-switch" role="group" aria-label=i18n.tr("lang-label")>
@@ -126,6 +141,21 @@ fn Header() -> impl IntoView {
                     .collect_view()}
             </div>
         </header>
+    }
+}
+
+/// Navigation only admins may follow.
+#[component]
+fn AdminLinks() -> impl IntoView {
+    let i18n = leptos::prelude::expect_context::<I18n>();
+    let viewer = Resource::new(|| (), |_| get_viewer());
+    view! {
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move {
+                matches!(viewer.await, Ok(Some(v)) if v.role == Role::Admin)
+                    .then(|| view! { <A href="/findings">{i18n.tr("nav-findings")}</A> })
+            })}
+        </Suspense>
     }
 }
 

@@ -3,6 +3,8 @@
 pub mod api;
 pub mod app;
 pub mod components;
+#[cfg(feature = "ssr")]
+pub mod graph;
 pub mod i18n;
 pub mod pages;
 #[cfg(feature = "ssr")]

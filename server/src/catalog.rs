@@ -19,7 +19,6 @@ use mirante_domain::{
     diagnostic::Diagnostics,
     load::{self, LoadedCatalog},
 };
-use mirante_frontend::ssr::PortalData;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
@@ -451,8 +450,9 @@ impl CatalogStore {
     }
 }
 
-impl PortalData for CatalogStore {
-    fn snapshot(&self) -> Arc<Snapshot> {
+impl CatalogStore {
+    /// The snapshot in force now.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
         Arc::clone(&self.current.load().snapshot)
     }
 }

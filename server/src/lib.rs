@@ -8,6 +8,7 @@ pub mod cli;
 pub mod config;
 pub mod db;
 pub mod evidence;
+pub mod exports;
 pub mod middleware;
 pub mod selfservice;
 pub mod startup;

@@ -14,7 +14,7 @@ use crate::{
     catalog::{CatalogSource, CatalogStore},
     config::Config,
     db::Db,
-    middleware,
+    exports, middleware,
     state::AppState,
     web,
 };
@@ -188,6 +188,7 @@ pub fn app(
     let routes = Router::new()
         .merge(auth::router())
         .merge(api::router())
+        .merge(exports::router())
         .merge(middleware::static_files(&state.leptos))
         // Last: the UI answers every path the API does not.
         .merge(web::router(state))

@@ -6,7 +6,16 @@ use axum::extract::FromRef;
 use leptos::config::LeptosOptions;
 use mirante_frontend::ssr::PortalHandle;
 
-use crate::{auth::Auth, catalog::CatalogStore, config::Config, db::Db};
+use mirante_domain::{Snapshot, lint::Finding};
+use mirante_frontend::ssr::PortalData;
+
+use crate::{
+    auth::Auth,
+    catalog::CatalogStore,
+    config::Config,
+    db::Db,
+    evidence::{self, LintSettings},
+};
 
 /// Shared state of the HTTP server. Cheap to clone: every field is a handle.
 ///
@@ -29,6 +38,25 @@ pub struct AppState {
 impl AppState {
     /// The catalog as the web UI reads it.
     pub fn portal(&self) -> PortalHandle {
-        Arc::clone(&self.catalog) as PortalHandle
+        Arc::new(Portal {
+            catalog: Arc::clone(&self.catalog),
+            lint: LintSettings::from_config(&self.config),
+        })
+    }
+}
+
+/// What the web UI reads on the server: the catalog in force and the lint on it.
+struct Portal {
+    catalog: Arc<CatalogStore>,
+    lint: LintSettings,
+}
+
+impl PortalData for Portal {
+    fn snapshot(&self) -> Arc<Snapshot> {
+        self.catalog.snapshot()
+    }
+
+    fn findings(&self) -> Vec<Finding> {
+        evidence::findings(&self.catalog.snapshot(), &self.lint, evidence::today())
     }
 }

@@ -2,7 +2,9 @@
 
 pub mod catalog;
 pub mod decisions;
+pub mod findings;
 pub mod item;
 pub mod layer;
 pub mod overview;
+pub mod roadmap;
 pub mod sites;

@@ -105,7 +105,7 @@ pub const ROUTES: &[(Methods, &str, Access)] = &[
     (Methods::Read, "/roadmap/graph.svg", Access::Catalog),
     (Methods::Read, "/roadmap.md", Access::Catalog),
     (Methods::Read, "/roadmap.csv", Access::Catalog),
-    (Methods::Read, "/badge/items/{id}", Access::Catalog),
+    (Methods::Read, "/badge/items/{file}", Access::Catalog),
     (Methods::Read, "/findings", Access::Admin),
     (Methods::ReadOrPost, "/_fn/roadmap", Access::Catalog),
     (Methods::ReadOrPost, "/_fn/findings", Access::Admin),

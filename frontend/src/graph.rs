@@ -1,0 +1,171 @@
+//! The dependency graph as an SVG document, drawn on the server from the domain's layered
+//! layout: one column per dependency depth, left to right; nodes coloured by state, dashed when
+//! blocked; each node a link to its item; the critical path to a chosen item drawn heavier.
+//!
+//! The same markup is served alone (`/roadmap/graph.svg`) and inline in the graph page, so it
+//! reads without JavaScript and carries its own styles.
+
+use std::fmt::Write as _;
+
+use html_escape::{encode_double_quoted_attribute as attr, encode_text as text};
+use mirante_domain::roadmap::{LayeredGraph, Status};
+
+/// Width of a node box.
+const NODE_W: usize = 190;
+/// Height of a node box.
+const NODE_H: usize = 34;
+/// Horizontal distance between columns (node plus gap for the edges).
+const COL_W: usize = 250;
+/// Vertical distance between rows.
+const ROW_H: usize = 48;
+/// Margin around the drawing.
+const MARGIN: usize = 16;
+/// Characters of a name shown in a node; longer names are cut, the full name is the tooltip.
+const LABEL_CHARS: usize = 26;
+
+fn label(name: &str) -> String {
+    if name.chars().count() <= LABEL_CHARS {
+        name.to_owned()
+    } else {
+        let mut s: String = name.chars().take(LABEL_CHARS - 1).collect();
+        s.push('…');
+        s
+    }
+}
+
+fn x(column: usize) -> usize {
+    MARGIN + column * COL_W
+}
+
+fn y(row: usize) -> usize {
+    MARGIN + row * ROW_H
+}
+
+const STYLE: &str = "\
+.edge{fill:none;stroke:#9aa3ad;stroke-width:1.4}\
+.edge.path{stroke:#c2410c;stroke-width:3}\
+.node rect{stroke-width:1.5;rx:6;ry:6}\
+.node text{font:12px system-ui,-apple-system,'Segoe UI',sans-serif;fill:#111}\
+.node:hover rect,.node:focus rect{stroke-width:3}\
+.s-validated rect{fill:#e5f5ec;stroke:#1f8a4c}\
+.s-declared rect{fill:#fff3dc;stroke:#b76e00}\
+.s-desired rect{fill:#ececfd;stroke:#5b5bd6}\
+.blocked rect{stroke-dasharray:5 3}\
+.node.path rect{stroke:#c2410c;stroke-width:3.5}\
+";
+
+/// The SVG document of a laid-out graph. `title` names the drawing for assistive technology.
+pub fn render(graph: &LayeredGraph, title: &str) -> String {
+    let width = 2 * MARGIN + graph.columns.saturating_sub(1) * COL_W + NODE_W;
+    let height = 2 * MARGIN + graph.rows.saturating_sub(1) * ROW_H + NODE_H;
+    let mut s = String::with_capacity(256 + graph.nodes.len() * 400);
+    // Writing to a String cannot fail.
+    let _ = write!(
+        s,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"dep-graph\" role=\"img\" \
+         width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" \
+         aria-label=\"{}\"><title>{}</title><style>{STYLE}</style>",
+        attr(title),
+        text(title)
+    );
+    // Edges under nodes; the highlighted ones last so they are on top.
+    let mut edges: Vec<_> = graph.edges.iter().collect();
+    edges.sort_by_key(|e| e.on_path);
+    for e in edges {
+        let (a, b) = (&graph.nodes[e.from], &graph.nodes[e.to]);
+        let (x1, y1) = (x(a.column) + NODE_W, y(a.row) + NODE_H / 2);
+        let (x2, y2) = (x(b.column), y(b.row) + NODE_H / 2);
+        let mid = (x1 + x2) / 2;
+        let _ = write!(
+            s,
+            "<path class=\"edge{}\" d=\"M{x1} {y1} C{mid} {y1} {mid} {y2} {x2} {y2}\"/>",
+            if e.on_path { " path" } else { "" }
+        );
+    }
+    for n in &graph.nodes {
+        let mut class = format!("node s-{}", n.state.as_str());
+        if n.status == Status::Blocked {
+            class.push_str(" blocked");
+        }
+        if n.on_path {
+            class.push_str(" path");
+        }
+        let (nx, ny) = (x(n.column), y(n.row));
+        let _ = write!(
+            s,
+            "<a class=\"{class}\" href=\"/items/{}\" data-id=\"{}\">\
+             <title>{} ({}, {})</title>\
+             <rect x=\"{nx}\" y=\"{ny}\" width=\"{NODE_W}\" height=\"{NODE_H}\"/>\
+             <text x=\"{}\" y=\"{}\">{}</text></a>",
+            attr(&n.id),
+            attr(&n.id),
+            text(&n.name),
+            text(&n.id),
+            n.status.as_str(),
+            nx + 10,
+            ny + NODE_H / 2 + 4,
+            text(&label(&n.name)),
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use mirante_domain::State;
+    use mirante_domain::roadmap::{GraphEdge, GraphNode};
+
+    use super::*;
+
+    fn node(id: &str, name: &str, column: usize, row: usize, on_path: bool) -> GraphNode {
+        GraphNode {
+            id: id.into(),
+            name: name.into(),
+            state: State::Desired,
+            status: Status::Blocked,
+            column,
+            row,
+            on_path,
+        }
+    }
+
+    #[test]
+    fn nodes_link_to_their_items_and_text_is_escaped() {
+        let g = LayeredGraph {
+            nodes: vec![
+                node("a", "Cilium <ClusterMesh> & \"friends\"", 0, 0, true),
+                node("b", "B", 1, 0, true),
+            ],
+            edges: vec![GraphEdge {
+                from: 0,
+                to: 1,
+                on_path: true,
+            }],
+            columns: 2,
+            rows: 1,
+        };
+
+        let svg = render(&g, "Graph <1>");
+
+        assert!(svg.contains("href=\"/items/a\""), "{svg}");
+        assert!(
+            svg.contains("Cilium &lt;ClusterMesh&gt; &amp; \"friends\""),
+            "{svg}"
+        );
+        assert!(!svg.contains("<ClusterMesh>"));
+        assert!(svg.contains("aria-label=\"Graph &lt;1&gt;\""), "{svg}");
+        assert!(svg.contains("class=\"edge path\""));
+        assert!(svg.contains("class=\"node s-desired blocked path\""));
+        assert!(svg.contains("width=\"456\""), "two columns: {svg}");
+    }
+
+    #[test]
+    fn long_names_are_cut_with_an_ellipsis() {
+        assert_eq!(label("short"), "short");
+        let long = "Estratégia de replicação cross-site entre Franca e SP";
+        let cut = label(long);
+        assert_eq!(cut.chars().count(), LABEL_CHARS);
+        assert!(cut.ends_with('…'));
+    }
+}
