@@ -8,6 +8,7 @@ mod helpers;
 
 mod auth;
 mod catalog;
+mod exports;
 mod health;
 mod items;
 mod middleware;
