@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use mirante_domain::{
     State,
-    lint::{Finding, Severity},
+    lint::{Code, Finding, Severity},
 };
 
 use crate::{
@@ -19,6 +19,15 @@ fn severity_key(s: Severity) -> &'static str {
         Severity::Error => "severity-error",
         Severity::Warning => "severity-warning",
         Severity::Info => "severity-info",
+    }
+}
+
+/// Label of one finding's severity.
+fn severity_one_key(s: Severity) -> &'static str {
+    match s {
+        Severity::Error => "severity-one-error",
+        Severity::Warning => "severity-one-warning",
+        Severity::Info => "severity-one-info",
     }
 }
 
@@ -50,7 +59,12 @@ fn message(lang: Lang, f: &Finding) -> String {
             (k, v.into())
         })
         .collect();
-    let key = format!("finding-{}", f.code.as_str());
+    // A claim about one setting names it; a claim about a whole file does not.
+    let key = if f.code == Code::DeclaredNotReal && f.args.contains_key("key") {
+        "finding-declared-not-real-key".to_owned()
+    } else {
+        format!("finding-{}", f.code.as_str())
+    };
     t_args(lang, &key, &args)
 }
 
@@ -120,7 +134,7 @@ pub fn FindingsPage() -> impl IntoView {
                                                                 view! {
                                                                     <li class="finding">
                                                                         <span class=format!("badge sev sev-{}", s.as_str())>
-                                                                            {move || t(i18n.lang(), severity_key(s))}
+                                                                            {move || t(i18n.lang(), severity_one_key(s))}
                                                                         </span>
                                                                         <a class="finding-item" href=format!("/items/{}", f.item)>{name}</a>
                                                                         <span class="finding-msg">{move || message(i18n.lang(), &f2)}</span>
@@ -146,8 +160,6 @@ pub fn FindingsPage() -> impl IntoView {
 
 #[cfg(test)]
 mod tests {
-    use mirante_domain::lint::Code;
-
     use super::*;
 
     #[test]
@@ -177,7 +189,11 @@ mod tests {
             message: String::new(),
             args: [("path".to_owned(), "pulumi/Pulumi.sp.yaml".to_owned())].into(),
         };
+        let mut with_key = f.clone();
+        with_key.args.insert("key".into(), "traefik-sp.ha".into());
 
         assert!(message(Lang::PtBr, &f).contains("pulumi/Pulumi.sp.yaml"));
+        assert!(!message(Lang::En, &f).contains("key"));
+        assert!(message(Lang::En, &with_key).contains("traefik-sp.ha"));
     }
 }

@@ -76,6 +76,7 @@ pub fn ProgressBar(counts: StateCounts) -> impl IntoView {
             <span class="progress-text">{summary}</span>
         </div>
     }
+    .into_any()
 }
 
 /// What stands in an item's or task's way, as links (tasks as text: they have no page).
@@ -124,6 +125,7 @@ fn Blockers(blockers: Vec<Blocker>, roadmap: StoredValue<Roadmap>) -> impl IntoV
                             {via.map(|v| view! { " " <span class="via">"(" {v} ")"</span> })}
                         </span>
                     }
+                        .into_any()
                 })
                 .collect_view()}
         </span>
@@ -138,9 +140,10 @@ fn ItemLine(item: RoadmapItem, roadmap: StoredValue<Roadmap>) -> impl IntoView {
             <StatusChip status=item.status/>
             <a class="rm-name" href=format!("/items/{}", item.id)>{item.name.clone()}</a>
             <StateBadge state=item.state qualifier=item.qualifier/>
-            {blocked.then(|| view! { <Blockers blockers=item.blocked_by.clone() roadmap/> })}
+            {blocked.then(|| view! { <Blockers blockers=item.blocked_by.clone() roadmap/> }.into_any())}
         </li>
     }
+    .into_any()
 }
 
 #[component]
@@ -253,12 +256,13 @@ pub fn RoadmapView() -> impl IntoView {
                                                 </ul>
                                             </article>
                                         }
+                                            .into_any()
                                     })
                                     .collect_view()}
                             </section>
-                            <div class="two-col progress-grid">
-                                <ProgressTable title="roadmap-progress-sites" rows=progress.sites/>
-                                <ProgressTable title="roadmap-progress-layers" rows=progress.layers/>
+                            <div class="progress-grid">
+                                {view! { <ProgressTable title="roadmap-progress-sites" rows=progress.sites/> }.into_any()}
+                                {view! { <ProgressTable title="roadmap-progress-layers" rows=progress.layers/> }.into_any()}
                             </div>
                             <section class="rm-tasks">
                                 <h2>{i18n.tr("roadmap-tasks")}</h2>
@@ -299,10 +303,11 @@ pub fn RoadmapView() -> impl IntoView {
                                                             </td>
                                                             <td>
                                                                 <StatusChip status=task.status/>
-                                                                {blocked.then(|| view! { " " <Blockers blockers=task.blocked_by.clone() roadmap/> })}
+                                                                {blocked.then(|| view! { " " <Blockers blockers=task.blocked_by.clone() roadmap/> }.into_any())}
                                                             </td>
                                                         </tr>
                                                     }
+                                                        .into_any()
                                                 })
                                                 .collect_view()}
                                         </tbody>
