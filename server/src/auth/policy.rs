@@ -108,6 +108,7 @@ pub const ROUTES: &[(Methods, &str, Access)] = &[
     (Methods::Read, "/badge/items/{file}", Access::Catalog),
     (Methods::Read, "/findings", Access::Admin),
     (Methods::ReadOrPost, "/_fn/roadmap", Access::Catalog),
+    (Methods::ReadOrPost, "/_fn/roadmap_graph", Access::Catalog),
     (Methods::ReadOrPost, "/_fn/findings", Access::Admin),
     // The web UI's pages.
     (Methods::Read, "/", Access::Catalog),
