@@ -10,6 +10,7 @@ pub mod lint;
 pub mod load;
 pub mod model;
 pub mod roadmap;
+pub mod selfservice;
 pub mod snapshot;
 #[cfg(feature = "load")]
 pub mod synthetic;

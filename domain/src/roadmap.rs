@@ -191,7 +191,7 @@ pub struct RoadmapProgress {
 }
 
 /// A node of the combined item + task graph.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 enum Node {
     Item(usize),
     Task(usize),
@@ -269,15 +269,14 @@ impl<'a> Graph<'a> {
     /// Every node not done reachable from `start` through nodes not done, breadth first (so
     /// nearest first), each with the direct dependency it was first reached through.
     fn blockers(&self, start: Node) -> Vec<Blocker> {
-        let mut seen: Vec<Node> = vec![start];
+        let mut seen: std::collections::HashSet<Node> = std::collections::HashSet::from([start]);
         let mut queue: std::collections::VecDeque<(Node, Node)> =
             self.edges(start).into_iter().map(|n| (n, n)).collect();
         let mut out = Vec::new();
         while let Some((n, via)) = queue.pop_front() {
-            if seen.contains(&n) || self.done(n) {
+            if self.done(n) || !seen.insert(n) {
                 continue;
             }
-            seen.push(n);
             out.push(self.blocker(n, via));
             queue.extend(self.edges(n).into_iter().map(|m| (m, via)));
         }

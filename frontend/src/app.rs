@@ -12,7 +12,7 @@ use mirante_domain::Role;
 use crate::{
     api::get_viewer,
     components::NotFound,
-    i18n::{I18n, Lang, initial_lang},
+    i18n::{I18n, Lang, initial_lang, use_i18n},
     pages::{
         catalog::CatalogPage,
         decisions::DecisionsPage,
@@ -50,7 +50,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
-    let i18n = I18n(RwSignal::new(initial_lang()));
+    let i18n = I18n::new(initial_lang());
     provide_context(i18n);
 
     view! {
@@ -98,7 +98,7 @@ pub fn App() -> impl IntoView {
 /// The top bar: brand, navigation and the language switch.
 #[component]
 fn Header() -> impl IntoView {
-    let i18n = leptos::prelude::expect_context::<I18n>();
+    let i18n = use_i18n();
     let location = leptos_router::hooks::use_location();
     view! {
         <header class="topbar">
@@ -162,7 +162,7 @@ fn AdminLinks() -> impl IntoView {
 /// Who is signed in, with a sign-out button; or a sign-in link.
 #[component]
 fn UserMenu() -> impl IntoView {
-    let i18n = leptos::prelude::expect_context::<I18n>();
+    let i18n = use_i18n();
     let viewer = Resource::new(|| (), |_| get_viewer());
     view! {
         <Suspense fallback=|| ()>

@@ -85,6 +85,29 @@ pub fn negotiate(cookie: Option<&str>, accept_language: Option<&str>) -> Lang {
         .unwrap_or(Lang::En)
 }
 
+/// The reader's language from a request's headers: the language cookie, then
+/// `Accept-Language`. Used by the pages the server renders outside the Leptos app too.
+#[cfg(feature = "ssr")]
+pub fn from_headers(headers: &http::HeaderMap) -> Lang {
+    let joined = |name: http::header::HeaderName| {
+        headers
+            .get_all(name)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .collect::<Vec<_>>()
+            .join(";")
+    };
+    let cookies = joined(http::header::COOKIE);
+    let cookie = cookies.split(';').find_map(|c| {
+        let (k, v) = c.trim().split_once('=')?;
+        (k == LANG_COOKIE).then_some(v.to_string())
+    });
+    negotiate(
+        cookie.as_deref(),
+        Some(&joined(http::header::ACCEPT_LANGUAGE)),
+    )
+}
+
 /// The translation of `key` in `lang`.
 pub fn t(lang: Lang, key: &str) -> String {
     LOCALES.lookup(lang.id(), key)
@@ -100,28 +123,39 @@ pub fn t_args(lang: Lang, key: &str, args: &[(&'static str, FluentValue<'static>
 }
 
 /// The reader's language, shared through context.
+///
+/// Reading it never panics: a page whose request was cancelled may finish rendering after its
+/// reactive owner is gone (then context and signals are gone too); such a render falls back to
+/// English and its output is thrown away anyway.
 #[derive(Clone, Copy)]
-pub struct I18n(pub RwSignal<Lang>);
+pub struct I18n(Option<RwSignal<Lang>>);
 
-/// The reader's language from context.
+/// The reader's language from context (English when there is none).
 pub fn use_i18n() -> I18n {
-    expect_context::<I18n>()
+    use_context::<I18n>().unwrap_or(I18n(None))
 }
 
 impl I18n {
-    /// The language now.
+    /// A language to provide as context.
+    pub fn new(lang: Lang) -> Self {
+        I18n(Some(RwSignal::new(lang)))
+    }
+
+    /// The language now (tracked in reactive contexts).
     pub fn lang(self) -> Lang {
-        self.0.get()
+        self.0.and_then(|s| s.try_get()).unwrap_or(Lang::En)
     }
 
     /// A reactive translation of `key`, for use in views.
     pub fn tr(self, key: &'static str) -> impl Fn() -> String + Copy + Send + Sync + 'static {
-        move || t(self.0.get(), key)
+        move || t(self.lang(), key)
     }
 
     /// Switches the language and remembers the choice.
     pub fn set(self, lang: Lang) {
-        self.0.set(lang);
+        if let Some(signal) = self.0 {
+            signal.try_set(lang);
+        }
         #[cfg(feature = "hydrate")]
         {
             use wasm_bindgen::JsCast;
@@ -158,21 +192,6 @@ pub fn initial_lang() -> Lang {
     {
         use leptos::context::use_context;
         if let Some(parts) = use_context::<http::request::Parts>() {
-            let header = |name: http::header::HeaderName| {
-                parts
-                    .headers
-                    .get_all(name)
-                    .iter()
-                    .filter_map(|v| v.to_str().ok())
-                    .collect::<Vec<_>>()
-                    .join(";")
-            };
-            let cookies = header(http::header::COOKIE);
-            let cookie = cookies.split(';').find_map(|c| {
-                let (k, v) = c.trim().split_once('=')?;
-                (k == LANG_COOKIE).then_some(v.to_string())
-            });
-            let accept = header(http::header::ACCEPT_LANGUAGE);
             // `?lang=` is the language switch without JavaScript: it wins and is remembered.
             let asked = parts.uri.query().and_then(|q| {
                 q.split('&')
@@ -183,7 +202,7 @@ pub fn initial_lang() -> Lang {
                 remember(lang);
                 return lang;
             }
-            return negotiate(cookie.as_deref(), Some(&accept));
+            return from_headers(&parts.headers);
         }
     }
     #[cfg(feature = "hydrate")]

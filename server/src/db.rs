@@ -249,6 +249,17 @@ pub struct ApiTokenRecord {
     pub revoked_at: Option<DateTime<Utc>>,
 }
 
+/// An active API token as the authentication layer reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActiveApiToken {
+    /// Its id.
+    pub api_token_id: i64,
+    /// Its owner.
+    pub app_user_id: i64,
+    /// When it was last noted as used.
+    pub last_used_at: Option<DateTime<Utc>>,
+}
+
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/sqlite");
 static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/postgres");
 
@@ -560,37 +571,68 @@ impl Db {
         Ok(id)
     }
 
-    /// The owner of a token that is not revoked, by the token's hash; notes its use.
-    pub async fn use_api_token(
+    /// The active (not revoked) token with this hash: its id, its owner and when it was last
+    /// used. Read-only, so checking a token costs no write.
+    pub async fn active_api_token(
         &self,
         token_hash: &str,
-        at: DateTime<Utc>,
-    ) -> Result<Option<i64>, DbError> {
-        let owner = match self {
+    ) -> Result<Option<ActiveApiToken>, DbError> {
+        let row: Option<(i64, i64, Option<DateTime<Utc>>)> = match self {
             Db::Sqlite(pool) => {
                 // language=sqlite
-                let sql = "update api_token set last_used_at = ?
-                           where token_hash = ? and revoked_at is null
-                           returning app_user_id";
-                sqlx::query_scalar(sql)
-                    .bind(at)
+                let sql = "select api_token_id, app_user_id, last_used_at from api_token
+                           where token_hash = ? and revoked_at is null";
+                sqlx::query_as(sql)
                     .bind(token_hash)
                     .fetch_optional(pool)
                     .await?
             }
             Db::Postgres(pool) => {
                 // language=postgresql
-                let sql = "update api_token set last_used_at = $1
-                           where token_hash = $2 and revoked_at is null
-                           returning app_user_id";
-                sqlx::query_scalar(sql)
-                    .bind(at)
+                let sql = "select api_token_id, app_user_id, last_used_at from api_token
+                           where token_hash = $1 and revoked_at is null";
+                sqlx::query_as(sql)
                     .bind(token_hash)
                     .fetch_optional(pool)
                     .await?
             }
         };
-        Ok(owner)
+        Ok(
+            row.map(|(api_token_id, app_user_id, last_used_at)| ActiveApiToken {
+                api_token_id,
+                app_user_id,
+                last_used_at,
+            }),
+        )
+    }
+
+    /// Notes that a token was used at `at`.
+    pub async fn touch_api_token(
+        &self,
+        api_token_id: i64,
+        at: DateTime<Utc>,
+    ) -> Result<(), DbError> {
+        match self {
+            Db::Sqlite(pool) => {
+                // language=sqlite
+                let sql = "update api_token set last_used_at = ? where api_token_id = ?";
+                sqlx::query(sql)
+                    .bind(at)
+                    .bind(api_token_id)
+                    .execute(pool)
+                    .await?;
+            }
+            Db::Postgres(pool) => {
+                // language=postgresql
+                let sql = "update api_token set last_used_at = $1 where api_token_id = $2";
+                sqlx::query(sql)
+                    .bind(at)
+                    .bind(api_token_id)
+                    .execute(pool)
+                    .await?;
+            }
+        }
+        Ok(())
     }
 
     /// Revokes one of a user's tokens; returns its name if it was theirs and active.

@@ -139,6 +139,9 @@ impl Application {
             .catalog
             .spawn_reloaders(Some(refresh), background.clone());
         spawn_session_cleanup(self.sessions.clone(), background.clone());
+        if let Some(provider) = &self.state.auth.oidc {
+            tokio::spawn(Arc::clone(provider).keep_fresh(background.clone()));
+        }
         probes::spawn(
             self.checker.clone(),
             Arc::clone(&self.state.catalog),

@@ -344,6 +344,322 @@ fn serve_refuses_the_development_sign_in_on_a_non_loopback_address() {
     assert!(stderr.contains("MIRANTE_OIDC_ISSUER"), "{stderr}");
 }
 
+// --- mirante template check / render ---
+
+fn shipped_templates() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../templates/self-service")
+}
+
+fn write(root: &Path, rel: &str, contents: &str) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, contents).unwrap();
+}
+
+const MINI_TEMPLATE: &str = r#"id: mini
+title: {pt-BR: Mini, en: Mini}
+description: {pt-BR: Mini, en: Mini}
+approval: none
+target: "apps/{{ app }}"
+parameters:
+  - name: app
+    type: string
+    format: dns-label
+    required: true
+    title: {pt-BR: App, en: App}
+"#;
+
+#[test]
+fn template_check_on_the_shipped_templates_prints_a_summary_and_exits_0() {
+    let dir = shipped_templates();
+
+    let out = mirante(
+        Path::new(env!("CARGO_MANIFEST_DIR")),
+        &["template", "check", dir.to_str().unwrap()],
+        &[],
+    );
+
+    assert!(out.status.success(), "{}", text(&out.stdout));
+    let stdout = text(&out.stdout);
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    assert!(
+        stdout.ends_with(" is valid: 2 template(s): gpu-workspace, postgres-cnpg\n"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn template_check_prints_every_problem_with_file_line_column_and_exits_1() {
+    let dir = TempDir::new().unwrap();
+    write(dir.path(), "mini/template.yaml", MINI_TEMPLATE);
+    write(dir.path(), "mini/skeleton/a.txt", "{{ app }}\n");
+    let broken = MINI_TEMPLATE
+        .replace("id: mini", "id: broken")
+        .replace("approval: none", "approval: maybe");
+    write(dir.path(), "broken/template.yaml", &broken);
+    write(dir.path(), "broken/skeleton/a.txt", "x\n");
+    write(
+        dir.path(),
+        "jinja/template.yaml",
+        &MINI_TEMPLATE.replace("id: mini", "id: jinja"),
+    );
+    write(dir.path(), "jinja/skeleton/a.yaml", "a: 1\nb: {{ app\n");
+
+    let out = mirante(dir.path(), &["template", "check", "."], &[]);
+
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = text(&out.stdout);
+    let at = position(&broken, "maybe");
+    assert!(
+        stdout.contains(&format!("./broken/template.yaml:{at}: ")),
+        "{stdout}"
+    );
+    assert!(stdout.contains("./jinja/skeleton/a.yaml:2:"), "{stdout}");
+    assert!(!stdout.contains("mini"), "{stdout}");
+    assert!(
+        stdout.trim_end().ends_with(". is invalid: 2 problem(s)"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn template_check_on_a_folder_without_templates_exits_1() {
+    let dir = TempDir::new().unwrap();
+
+    let out = mirante(dir.path(), &["template", "check", "."], &[]);
+
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stdout).contains("no templates"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn template_render_writes_the_files_a_request_would_propose() {
+    let dir = TempDir::new().unwrap();
+    write(
+        dir.path(),
+        "values.json",
+        r#"{"name": "corpus", "namespace": "ws-nlp", "instances": 2, "databases": ["corpus", "stats"]}"#,
+    );
+
+    let out = mirante(
+        dir.path(),
+        &[
+            "template",
+            "render",
+            "postgres-cnpg",
+            "--values",
+            "values.json",
+            "--out",
+            "out",
+            "--requester",
+            "alice",
+            "--now",
+            "2026-11-30T12:00:00Z",
+        ],
+        &[],
+    );
+
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("wrote out/databases/ws-nlp/corpus/cluster.yaml"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("2 file(s) under databases/ws-nlp/corpus (slug postgres-alice-corpus)"),
+        "{stdout}"
+    );
+    let cluster =
+        std::fs::read_to_string(dir.path().join("out/databases/ws-nlp/corpus/cluster.yaml"))
+            .unwrap();
+    assert!(cluster.contains("  instances: 2\n"), "{cluster}");
+    assert!(
+        cluster.contains("mirante.dev/requested-at: \"2026-11-30T12:00:00+00:00\""),
+        "{cluster}"
+    );
+    let databases = std::fs::read_to_string(
+        dir.path()
+            .join("out/databases/ws-nlp/corpus/databases.yaml"),
+    )
+    .unwrap();
+    assert_eq!(
+        databases.matches("kind: Database\n").count(),
+        2,
+        "{databases}"
+    );
+}
+
+#[test]
+fn template_render_lists_every_invalid_value_and_writes_nothing() {
+    let dir = TempDir::new().unwrap();
+    write(
+        dir.path(),
+        "values.yaml",
+        "name: nlp\ncluster: gpu-sp-01\ngpus: 2\npurpose: \"a\\nb: c\"\nextra: 1\n",
+    );
+
+    let out = mirante(
+        dir.path(),
+        &[
+            "template",
+            "render",
+            "gpu-workspace",
+            "--values",
+            "values.yaml",
+            "--out",
+            "out",
+        ],
+        &[],
+    );
+
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("values.yaml: gpus: 2 asked for, but gpu-sp-01 has 1 (1× NVIDIA RTX A5000) [exceeds_capacity]"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("values.yaml: purpose: ") && stderr.contains("[forbidden_character]"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("values.yaml: extra: no such parameter in this template [unknown_field]"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("error: 3 invalid value(s)"), "{stderr}");
+    assert!(!dir.path().join("out").exists());
+}
+
+#[test]
+fn template_render_takes_gpu_clusters_from_the_configured_catalog() {
+    let dir = TempDir::new().unwrap();
+    let catalog = VALID.replace(
+        "    state: desired\n",
+        "    state: validated\n    gpus:\n      - model: NVIDIA A100\n        count: 4\n",
+    );
+    write(dir.path(), "catalog/catalog.yaml", &catalog);
+    write(
+        dir.path(),
+        "values.yaml",
+        "name: big\ncluster: hypervisor\ngpus: 4\n",
+    );
+
+    let out = mirante(
+        dir.path(),
+        &[
+            "template",
+            "render",
+            "gpu-workspace",
+            "--values",
+            "values.yaml",
+            "--out",
+            "out",
+        ],
+        &[("MIRANTE_CATALOG", "catalog")],
+    );
+
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let quota = std::fs::read_to_string(
+        dir.path()
+            .join("out/clusters/hypervisor/workspaces/big/resourcequota.yaml"),
+    )
+    .unwrap();
+    assert!(quota.contains("requests.nvidia.com/gpu: \"4\""), "{quota}");
+}
+
+#[test]
+fn template_render_with_a_values_file_that_does_not_parse_names_its_line_and_column() {
+    let dir = TempDir::new().unwrap();
+    write(
+        dir.path(),
+        "values.yaml",
+        "name: nlp\ncluster: [gpu-sp-01\n",
+    );
+
+    let out = mirante(
+        dir.path(),
+        &[
+            "template",
+            "render",
+            "gpu-workspace",
+            "--values",
+            "values.yaml",
+            "--out",
+            "out",
+        ],
+        &[],
+    );
+
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.starts_with("values.yaml:3:1: ") || stderr.starts_with("values.yaml:2:"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn template_render_refuses_to_write_through_a_symbolic_link_out_of_the_directory() {
+    let dir = TempDir::new().unwrap();
+    let elsewhere = TempDir::new().unwrap();
+    write(dir.path(), "values.yaml", "name: nlp\ncluster: gpu-sp-01\n");
+    std::fs::create_dir_all(dir.path().join("out")).unwrap();
+    std::os::unix::fs::symlink(elsewhere.path(), dir.path().join("out/clusters")).unwrap();
+
+    let out = mirante(
+        dir.path(),
+        &[
+            "template",
+            "render",
+            "gpu-workspace",
+            "--values",
+            "values.yaml",
+            "--out",
+            "out",
+        ],
+        &[],
+    );
+
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("refusing to write through the symbolic link out/clusters"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn template_render_of_an_unknown_template_names_the_available_ones() {
+    let dir = TempDir::new().unwrap();
+    write(dir.path(), "values.yaml", "{}\n");
+
+    let out = mirante(
+        dir.path(),
+        &[
+            "template",
+            "render",
+            "nope",
+            "--values",
+            "values.yaml",
+            "--out",
+            "out",
+        ],
+        &[],
+    );
+
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("no template `nope` (available: gpu-workspace, postgres-cnpg)"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
 const LINTED: &str = r#"layers:
   - {id: l0, kind: layer, number: "0", name: Hardware}
 items:

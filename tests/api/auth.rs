@@ -230,6 +230,55 @@ fn failure_reason(audit: &[(String, Value)]) -> String {
 }
 
 on_both_databases! {
+    async fn a_provider_down_at_start_up_is_used_once_it_answers(backend: Backend) {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let issuer = format!("http://127.0.0.1:{port}/application/o/mirante/");
+        let app = spawn_configured(backend, CatalogSetup::Small, |config, _| {
+            config.oidc_issuer = Some(issuer.clone());
+            config.oidc_client_id = Some(CLIENT_ID.to_owned());
+            config.oidc_client_secret = Some(SecretString::from(CLIENT_SECRET));
+        })
+        .await;
+        let browser = app.browser();
+
+        let down = browser.get(format!("{}/auth/login", app.address)).send().await.unwrap();
+        assert_eq!(down.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert!(down.text().await.unwrap().contains("cannot be reached"));
+
+        let portal_port: u16 = app.address.rsplit(':').next().unwrap().parse().unwrap();
+        let provider = Provider::start(portal_port, &["--port", &port.to_string()]);
+        assert_eq!(provider.issuer, issuer);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let r = browser.get(format!("{}/auth/login", app.address)).send().await.unwrap();
+            if r.status() == StatusCode::SEE_OTHER {
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "sign-in never became available");
+            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        }
+        let (admin, _) = sign_in(&app, "/", "admin", "admin-pass").await;
+        let body: Value = me(&app, &admin).await.json().await.unwrap();
+        assert_eq!(body["role"], "admin");
+    }
+
+    async fn sign_in_pages_speak_portuguese_to_a_portuguese_browser(backend: Backend) {
+        let (app, _provider) = spawn_with_provider(backend, &[]).await;
+        let browser = app.browser();
+
+        let r = browser
+            .get(format!("{}/auth/callback?code=x&state=y", app.address))
+            .header("accept-language", "pt-BR,pt;q=0.9,en;q=0.5")
+            .send()
+            .await
+            .unwrap();
+
+        assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+        let page = r.text().await.unwrap();
+        assert!(page.contains(r#"<html lang="pt-BR">"#), "{page}");
+        assert!(page.contains("Falha ao entrar"), "{page}");
+    }
+
     async fn an_admin_and_a_researcher_sign_in_through_the_provider_with_their_roles(backend: Backend) {
         let (app, provider) = spawn_with_provider(backend, &[]).await;
 
@@ -572,6 +621,21 @@ on_both_databases! {
         assert!(audit.iter().any(|(a, _)| a == "auth.token_revoked"));
         let stored = app.db.list_audit(50).await.unwrap();
         assert!(stored.iter().all(|e| !e.detail.to_string().contains(&token)), "the token is not logged");
+    }
+
+    async fn a_token_used_again_within_a_minute_costs_no_write(backend: Backend) {
+        let app = spawn_app(backend).await;
+        let token = seed_token(&app.db, "script", &["researchers"]).await;
+        let hash = mirante::auth::token_hash(&token);
+        let use_it = || app.anonymous.get(format!("{}/api/v1/me", app.address)).bearer_auth(&token).send();
+
+        assert_eq!(use_it().await.unwrap().status(), StatusCode::OK);
+        let first = app.db.active_api_token(&hash).await.unwrap().unwrap().last_used_at;
+        assert_eq!(use_it().await.unwrap().status(), StatusCode::OK);
+        let second = app.db.active_api_token(&hash).await.unwrap().unwrap().last_used_at;
+
+        assert!(first.is_some(), "the first use is noted");
+        assert_eq!(first, second, "a second use within the minute is not written");
     }
 
     async fn every_route_answers_anonymous_researchers_and_admins_as_the_policy_says(backend: Backend) {

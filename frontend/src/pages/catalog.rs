@@ -3,11 +3,7 @@
 
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::{
-    components::{A, Form},
-    hooks::use_query_map,
-    params::ParamsMap,
-};
+use leptos_router::{components::Form, hooks::use_query_map, params::ParamsMap};
 use mirante_domain::{Qualifier, State};
 
 use crate::{
@@ -57,34 +53,42 @@ fn FilterGroup(
     view! {
         <div class="filter-group" data-filter=key>
             <span class="filter-label">{i18n.tr(label)}</span>
-            <A
+            // Plain links (the router still turns them into in-page navigation): `<A>` would
+            // mark every chip as the current page, since they share the path.
+            <a
                 href=move || href_with(&query.get(), key, None)
-                attr:class=move || {
+                class=move || {
                     if query.get().get(key).is_none() { "chip active" } else { "chip" }
                 }
+                aria-current=move || query.get().get(key).is_none().then_some("true")
             >
                 {i18n.tr("filter-any")}
-            </A>
+            </a>
             <For
                 each=move || options.get()
                 key=|(v, l)| (v.clone(), l.clone())
                 children=move |(value, text)| {
                     let v2 = value.clone();
+                    let v3 = value.clone();
                     let data_value = value.clone();
                     view! {
-                        <A
+                        <a
                             href=move || href_with(&query.get(), key, Some(&value))
-                            attr:class=move || {
+                            class=move || {
                                 if query.get().get(key).as_deref() == Some(v2.as_str()) {
                                     "chip active"
                                 } else {
                                     "chip"
                                 }
                             }
-                            attr:data-value=data_value
+                            aria-current=move || {
+                                (query.get().get(key).as_deref() == Some(v3.as_str()))
+                                    .then_some("true")
+                            }
+                            data-value=data_value
                         >
                             {text}
-                        </A>
+                        </a>
                     }
                 }
             />
@@ -155,8 +159,12 @@ pub fn CatalogPage() -> impl IntoView {
             </Form>
             <FilterGroup label="filter-state" key="state" options=states/>
             <FilterGroup label="filter-qualifier" key="qualifier" options=qualifiers/>
-            <FilterGroup label="filter-site" key="site" options=sites/>
-            <FilterGroup label="filter-layer" key="layer" options=layers/>
+            // Site and layer options come with the data: read inside a Transition so the
+            // server waits for them and hydration reuses them.
+            <Transition fallback=|| ()>
+                <FilterGroup label="filter-site" key="site" options=sites/>
+                <FilterGroup label="filter-layer" key="layer" options=layers/>
+            </Transition>
         </section>
         <Transition fallback=Loading>
             {move || Suspend::new(async move {

@@ -12,7 +12,7 @@ pub mod pages;
 pub mod policy;
 pub mod store;
 
-use std::path::Path;
+use std::{path::Path, sync::Arc};
 
 use anyhow::Context;
 use axum::{
@@ -36,7 +36,8 @@ use tower_sessions::{
 };
 
 use self::{
-    oidc::{Oidc, PendingLogin},
+    oidc::{PendingLogin, Provider, ProviderSettings},
+    pages::PageLang,
     policy::{Caller, Decision},
     store::DbSessionStore,
 };
@@ -86,7 +87,7 @@ pub struct Principal {
 /// What sign-in needs at run time.
 pub struct Auth {
     /// The provider, or `None` for the development sign-in.
-    pub oidc: Option<Oidc>,
+    pub oidc: Option<Arc<Provider>>,
     /// Groups whose members are admins.
     pub admin_groups: Vec<String>,
     /// `scheme://host[:port]` of the public URL.
@@ -115,12 +116,20 @@ impl Auth {
                     .oidc_client_id
                     .as_deref()
                     .context("MIRANTE_OIDC_CLIENT_ID is not set")?;
-                let redirect = format!("{public_url}/auth/callback");
-                Some(
-                    Oidc::discover(issuer, client_id, &secret, &redirect)
-                        .await
-                        .with_context(|| format!("cannot use the OpenID provider {issuer}"))?,
-                )
+                let provider = Provider::new(ProviderSettings {
+                    issuer: issuer.clone(),
+                    client_id: client_id.to_owned(),
+                    client_secret: secret,
+                    redirect_uri: format!("{public_url}/auth/callback"),
+                });
+                // A provider that is down must not keep the portal down: sign-ins retry.
+                if let Err(error) = provider.refresh().await {
+                    tracing::warn!(
+                        error = format!("{error:#}"),
+                        "OpenID provider discovery failed; sign-in retries until it answers"
+                    );
+                }
+                Some(Arc::new(provider))
             }
             None => None,
         };
@@ -340,8 +349,9 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
                     } else {
                         pages::message(
                             StatusCode::UNAUTHORIZED,
-                            "Session expired",
-                            "Your session has reached its maximum lifetime. Please sign in again.",
+                            PageLang::of(req.headers()),
+                            "auth-msg-session-expired",
+                            None,
                             &format!("/auth/login?next={}", encode(&path_and_query(&req))),
                         )
                     };
@@ -383,8 +393,9 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
         Decision::SignIn => {
             return pages::message(
                 StatusCode::UNAUTHORIZED,
-                "Sign-in required",
-                "Please sign in first.",
+                PageLang::of(req.headers()),
+                "auth-msg-sign-in-required",
+                None,
                 "/auth/login",
             );
         }
@@ -394,8 +405,9 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
         Decision::Forbid => {
             return pages::message(
                 StatusCode::FORBIDDEN,
-                "Not allowed",
-                "This page is for admins.",
+                PageLang::of(req.headers()),
+                "auth-msg-admins-only",
+                None,
                 "/",
             );
         }
@@ -409,8 +421,9 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
         } else {
             pages::message(
                 StatusCode::FORBIDDEN,
-                "Request refused",
-                "This form was not sent from a page of the portal.",
+                PageLang::of(req.headers()),
+                "auth-msg-cross-origin",
+                None,
                 "/",
             )
         };
@@ -454,14 +467,23 @@ fn same_origin(headers: &HeaderMap, public_origin: &str) -> bool {
     host.is_some_and(|h| origin == format!("http://{h}") || origin == format!("https://{h}"))
 }
 
+/// How stale a token's `last_used_at` may get before a use writes it again.
+const TOKEN_USE_RESOLUTION_SECS: i64 = 60;
+
 async fn principal_from_token(state: &AppState, token: &str) -> anyhow::Result<Option<Principal>> {
-    let Some(user_id) = state
-        .db
-        .use_api_token(&token_hash(token), Utc::now())
-        .await?
-    else {
+    let Some(active) = state.db.active_api_token(&token_hash(token)).await? else {
         return Ok(None);
     };
+    let user_id = active.app_user_id;
+    // The profile shows when a token was last used to the minute; noting every use would be
+    // a database write per API request.
+    let now = Utc::now();
+    if active
+        .last_used_at
+        .is_none_or(|at| now - at >= chrono::Duration::seconds(TOKEN_USE_RESOLUTION_SECS))
+    {
+        state.db.touch_api_token(active.api_token_id, now).await?;
+    }
     let Some(user) = state.db.user(user_id).await? else {
         return Ok(None);
     };
@@ -518,6 +540,7 @@ struct LoginQuery {
 /// `GET /auth/login?next=PATH`: the development sign-in page, or a redirect to the provider.
 async fn login(
     State(state): State<AppState>,
+    lang: PageLang,
     session: Session,
     Query(q): Query<LoginQuery>,
 ) -> Response {
@@ -525,8 +548,21 @@ async fn login(
     if let Ok(Some(_)) = session.get::<SessionUser>(USER_KEY).await {
         return Redirect::to(&next).into_response();
     }
-    let Some(oidc) = &state.auth.oidc else {
-        return pages::dev_login(&next, &state.auth.admin_groups);
+    let Some(provider) = &state.auth.oidc else {
+        return pages::dev_login(lang, &next, &state.auth.admin_groups);
+    };
+    let oidc = match provider.get().await {
+        Ok(oidc) => oidc,
+        Err(error) => {
+            tracing::warn!(error = format!("{error:#}"), "sign-in cannot start");
+            return pages::message(
+                StatusCode::SERVICE_UNAVAILABLE,
+                lang,
+                "auth-msg-provider-unreachable",
+                None,
+                &format!("/auth/login?next={}", encode(&next)),
+            );
+        }
     };
     let (url, pending) = oidc.start(next);
     if let Err(e) = session.insert(LOGIN_KEY, &pending).await {
@@ -545,40 +581,42 @@ struct CallbackQuery {
 /// `GET /auth/callback`: the provider sends the browser back here with a code.
 async fn callback(
     State(state): State<AppState>,
+    lang: PageLang,
     session: Session,
     Query(q): Query<CallbackQuery>,
 ) -> Response {
-    let Some(oidc) = &state.auth.oidc else {
+    let Some(provider) = &state.auth.oidc else {
         return pages::message(
             StatusCode::NOT_FOUND,
-            "Not found",
-            "No OpenID provider is configured.",
+            lang,
+            "auth-msg-no-provider",
+            None,
             "/",
         );
     };
     // Taken out before anything is compared: an attempt is good for one callback only.
     let pending: Option<PendingLogin> = session.remove(LOGIN_KEY).await.ok().flatten();
     let Some(pending) = pending else {
-        return sign_in_failed(
-            &state,
-            "no sign-in in progress (expired, or this link was already used)",
-        )
-        .await;
+        return sign_in_failed(&state, lang, Failure::NoAttempt).await;
     };
     if let Some(error) = q.error {
-        return sign_in_failed(&state, &format!("the provider answered `{error}`")).await;
+        return sign_in_failed(&state, lang, Failure::ProviderError(error)).await;
     }
     let (Some(code), Some(returned_state)) = (q.code, q.state) else {
-        return sign_in_failed(&state, "the provider sent no code or state").await;
+        return sign_in_failed(&state, lang, Failure::NoCode).await;
     };
     if !constant_time_eq(returned_state.as_bytes(), pending.state.as_bytes()) {
-        return sign_in_failed(&state, "state mismatch").await;
+        return sign_in_failed(&state, lang, Failure::StateMismatch).await;
     }
-    let identity = match oidc.finish(&code, &pending).await {
-        Ok(identity) => identity,
-        Err(e) => return sign_in_failed(&state, &format!("{e:#}")).await,
+    let identity = match provider.get().await {
+        Ok(oidc) => oidc.finish(&code, &pending).await,
+        Err(e) => Err(e),
     };
-    let issuer = oidc.issuer().to_owned();
+    let identity = match identity {
+        Ok(identity) => identity,
+        Err(e) => return sign_in_failed(&state, lang, Failure::Rejected(format!("{e:#}"))).await,
+    };
+    let issuer = provider.issuer().to_owned();
     complete_sign_in(
         &state,
         &session,
@@ -601,7 +639,48 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-async fn sign_in_failed(state: &AppState, reason: &str) -> Response {
+/// Why a callback did not sign anyone in.
+enum Failure {
+    /// No attempt in the session: expired, or the callback was replayed.
+    NoAttempt,
+    /// The provider redirected back with `error=…`.
+    ProviderError(String),
+    /// Neither code nor state came back.
+    NoCode,
+    /// The `state` is not the one this session sent.
+    StateMismatch,
+    /// The code exchange, the ID token or userinfo failed verification (the reason).
+    Rejected(String),
+}
+
+impl Failure {
+    /// The reason as the audit log and the server log record it (English, stable).
+    fn reason(&self) -> String {
+        match self {
+            Failure::NoAttempt => {
+                "no sign-in in progress (expired, or this link was already used)".to_owned()
+            }
+            Failure::ProviderError(error) => format!("the provider answered `{error}`"),
+            Failure::NoCode => "the provider sent no code or state".to_owned(),
+            Failure::StateMismatch => "state mismatch".to_owned(),
+            Failure::Rejected(reason) => reason.clone(),
+        }
+    }
+
+    /// The message shown, and the technical detail shown as written.
+    fn page(&self) -> (&'static str, Option<&str>) {
+        match self {
+            Failure::NoAttempt => ("auth-fail-no-attempt", None),
+            Failure::ProviderError(error) => ("auth-fail-provider-error", Some(error)),
+            Failure::NoCode => ("auth-fail-no-code", None),
+            Failure::StateMismatch => ("auth-fail-state-mismatch", None),
+            Failure::Rejected(reason) => ("auth-fail-rejected", Some(reason)),
+        }
+    }
+}
+
+async fn sign_in_failed(state: &AppState, lang: PageLang, failure: Failure) -> Response {
+    let reason = failure.reason();
     tracing::warn!(reason, "sign-in failed");
     audit(
         &state.db,
@@ -610,12 +689,8 @@ async fn sign_in_failed(state: &AppState, reason: &str) -> Response {
         serde_json::json!({ "reason": reason }),
     )
     .await;
-    pages::message(
-        StatusCode::BAD_REQUEST,
-        "Sign-in failed",
-        &format!("Sign-in failed: {reason}."),
-        "/auth/login",
-    )
+    let (key, detail) = failure.page();
+    pages::message(StatusCode::BAD_REQUEST, lang, key, detail, "/auth/login")
 }
 
 struct SignIn<'a> {
@@ -699,22 +774,25 @@ struct DevLoginForm {
 /// `POST /auth/dev`: the development sign-in (only without an OpenID provider).
 async fn dev_login(
     State(state): State<AppState>,
+    lang: PageLang,
     session: Session,
     Form(form): Form<DevLoginForm>,
 ) -> Response {
     if !state.auth.dev_login() {
         return pages::message(
             StatusCode::NOT_FOUND,
-            "Not found",
-            "The development sign-in is off.",
+            lang,
+            "auth-msg-dev-login-off",
+            None,
             "/",
         );
     }
     let Some(demo) = pages::DEMO_USERS.iter().find(|u| u.username == form.user) else {
         return pages::message(
             StatusCode::BAD_REQUEST,
-            "Unknown demo user",
-            "Pick one of the demo users.",
+            lang,
+            "auth-msg-unknown-demo-user",
+            None,
             "/auth/login",
         );
     };
@@ -762,19 +840,15 @@ fn token_matches(viewer: &Viewer, form: Option<&str>) -> bool {
     })
 }
 
-fn bad_csrf() -> Response {
-    pages::message(
-        StatusCode::FORBIDDEN,
-        "Request refused",
-        "This form has expired or was not sent from your session. Reload the page and try again.",
-        "/",
-    )
+fn bad_csrf(lang: PageLang) -> Response {
+    pages::message(StatusCode::FORBIDDEN, lang, "auth-msg-bad-csrf", None, "/")
 }
 
 /// `POST /auth/logout`: ends the session and, with a provider that advertises it, its session
 /// too (RP-initiated logout).
 async fn logout(
     State(state): State<AppState>,
+    lang: PageLang,
     session: Session,
     Form(form): Form<CsrfForm>,
 ) -> Response {
@@ -783,7 +857,7 @@ async fn logout(
         return Redirect::to("/auth/login").into_response();
     };
     if !token_matches(&user.viewer, form.csrf_token.as_deref()) {
-        return bad_csrf();
+        return bad_csrf(lang);
     }
     if let Err(e) = session.flush().await {
         return crate::api::ApiError::Internal(e.into()).into_response();
@@ -799,6 +873,7 @@ async fn logout(
         .auth
         .oidc
         .as_ref()
+        .and_then(|provider| provider.current())
         .zip(user.id_token.as_deref())
         .and_then(|(oidc, id_token)| {
             oidc.end_session_url(id_token, &format!("{}/", state.auth.public_url))
@@ -847,17 +922,22 @@ pub async fn me(principal: axum::Extension<Principal>) -> Json<Me> {
 }
 
 /// `GET /profile`: who you are and your API tokens.
-async fn profile(State(state): State<AppState>, principal: axum::Extension<Principal>) -> Response {
-    render_profile(&state, &principal, None).await
+async fn profile(
+    State(state): State<AppState>,
+    lang: PageLang,
+    principal: axum::Extension<Principal>,
+) -> Response {
+    render_profile(&state, lang, &principal, None).await
 }
 
 async fn render_profile(
     state: &AppState,
+    lang: PageLang,
     principal: &Principal,
     new_token: Option<(&str, &str)>,
 ) -> Response {
     match state.db.list_api_tokens(principal.user_id).await {
-        Ok(tokens) => pages::profile(&principal.viewer, &tokens, new_token),
+        Ok(tokens) => pages::profile(lang, &principal.viewer, &tokens, new_token),
         Err(e) => crate::api::ApiError::from(e).into_response(),
     }
 }
@@ -871,11 +951,12 @@ struct NewTokenForm {
 /// `POST /profile/tokens`: makes a token and shows it, once.
 async fn create_token(
     State(state): State<AppState>,
+    lang: PageLang,
     principal: axum::Extension<Principal>,
     Form(form): Form<NewTokenForm>,
 ) -> Response {
     if principal.via_token || !token_matches(&principal.viewer, form.csrf_token.as_deref()) {
-        return bad_csrf();
+        return bad_csrf(lang);
     }
     let name = form
         .name
@@ -903,18 +984,19 @@ async fn create_token(
         &name,
     )
     .await;
-    render_profile(&state, &principal, Some((&name, &token))).await
+    render_profile(&state, lang, &principal, Some((&name, &token))).await
 }
 
 /// `POST /profile/tokens/{id}/revoke`.
 async fn revoke_token(
     State(state): State<AppState>,
+    lang: PageLang,
     principal: axum::Extension<Principal>,
     UrlPath(id): UrlPath<i64>,
     Form(form): Form<CsrfForm>,
 ) -> Response {
     if principal.via_token || !token_matches(&principal.viewer, form.csrf_token.as_deref()) {
-        return bad_csrf();
+        return bad_csrf(lang);
     }
     match state
         .db
@@ -934,8 +1016,9 @@ async fn revoke_token(
         }
         Ok(None) => pages::message(
             StatusCode::NOT_FOUND,
-            "No such token",
-            "That token does not exist or is already revoked.",
+            lang,
+            "auth-msg-no-such-token",
+            None,
             "/profile",
         ),
         Err(e) => crate::api::ApiError::from(e).into_response(),

@@ -1,19 +1,31 @@
 //! The OpenID Connect relying party: discovery, the authorization URL (code flow with PKCE
 //! S256, `state` and `nonce`), the code exchange, ID-token verification and userinfo.
 //!
+//! [`Provider`] keeps the discovered provider and discovers again when it is missing (the
+//! provider was down when the portal started) or stale (keys rotate), so a provider outage
+//! never needs a restart of the portal.
+//!
 //! Discovery is fetched here rather than with `openidconnect`'s `discover_async`: Authentik
 //! without a signing key serves `{}` at its JWKS endpoint, which the crate's `JsonWebKeySet`
 //! cannot parse, so an unparsable or empty key set is taken as "no keys" (HS256 tokens are
 //! verified with the client secret, which needs none).
 
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
 use anyhow::{Context, anyhow, bail};
+use arc_swap::ArcSwapOption;
 use openidconnect::{
-    AccessToken, AdditionalClaims, AuthorizationCode, ClientId, ClientSecret, CsrfToken,
-    EndpointMaybeSet, EndpointNotSet, EndpointSet, IssuerUrl, Nonce, OAuth2TokenResponse,
-    PkceCodeChallenge, PkceCodeVerifier, RedirectUrl, Scope, TokenResponse, UserInfoClaims,
+    AccessToken, AccessTokenHash, AdditionalClaims, AuthorizationCode, ClientId, ClientSecret,
+    CsrfToken, EndpointMaybeSet, EndpointNotSet, EndpointSet, IssuerUrl, JsonWebKey, Nonce,
+    OAuth2TokenResponse, PkceCodeChallenge, PkceCodeVerifier, RedirectUrl, Scope, TokenResponse,
+    UserInfoClaims,
     core::{
-        CoreAuthenticationFlow, CoreClient, CoreGenderClaim, CoreJsonWebKeySet,
-        CoreJwsSigningAlgorithm, CoreProviderMetadata,
+        CoreAuthenticationFlow, CoreClient, CoreGenderClaim, CoreIdToken, CoreIdTokenClaims,
+        CoreIdTokenVerifier, CoreJsonWebKey, CoreJsonWebKeySet, CoreJwsSigningAlgorithm,
+        CoreProviderMetadata,
     },
 };
 use secrecy::{ExposeSecret, SecretString};
@@ -46,7 +58,121 @@ pub struct Oidc {
     client: Client,
     end_session_endpoint: Option<url::Url>,
     client_id: String,
+    client_secret: SecretString,
     http: reqwest::Client,
+}
+
+/// Where the provider is and who the portal is to it: what discovery needs.
+pub struct ProviderSettings {
+    /// `MIRANTE_OIDC_ISSUER`, exactly as the provider spells it.
+    pub issuer: String,
+    /// `MIRANTE_OIDC_CLIENT_ID`.
+    pub client_id: String,
+    /// `MIRANTE_OIDC_CLIENT_SECRET`.
+    pub client_secret: SecretString,
+    /// `<MIRANTE_PUBLIC_URL>/auth/callback`.
+    pub redirect_uri: String,
+}
+
+/// The configured provider and, once discovery has succeeded, its discovered client.
+///
+/// Discovery is tried at start-up; when the provider cannot be reached then, the portal starts
+/// anyway, [`Provider::get`] tries again on the next sign-in (at most once per
+/// [`Provider::RETRY_EVERY`]) and [`Provider::keep_fresh`] retries in the background with
+/// backoff. Once discovered, the metadata and keys are read again every
+/// [`Provider::REFRESH_EVERY`] so a rotated signing key is picked up; a failed refresh keeps
+/// the last good client.
+pub struct Provider {
+    settings: ProviderSettings,
+    current: ArcSwapOption<Oidc>,
+    last_attempt: tokio::sync::Mutex<Option<Instant>>,
+}
+
+impl Provider {
+    /// The least time between two discovery attempts made for sign-ins.
+    pub const RETRY_EVERY: Duration = Duration::from_secs(5);
+    /// How often a discovered provider's metadata and keys are read again.
+    pub const REFRESH_EVERY: Duration = Duration::from_secs(3600);
+    /// The longest wait between two background attempts while the provider is unreachable.
+    const MAX_BACKOFF: Duration = Duration::from_secs(60);
+
+    /// A provider not yet discovered.
+    pub fn new(settings: ProviderSettings) -> Self {
+        Provider {
+            settings,
+            current: ArcSwapOption::empty(),
+            last_attempt: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    /// The issuer, as users are keyed by it (known before discovery).
+    pub fn issuer(&self) -> &str {
+        &self.settings.issuer
+    }
+
+    /// The discovered client, if discovery has succeeded.
+    pub fn current(&self) -> Option<Arc<Oidc>> {
+        self.current.load_full()
+    }
+
+    /// Discovers now and, on success, replaces the client in use.
+    pub async fn refresh(&self) -> anyhow::Result<Arc<Oidc>> {
+        let s = &self.settings;
+        let oidc = Arc::new(
+            Oidc::discover(&s.issuer, &s.client_id, &s.client_secret, &s.redirect_uri)
+                .await
+                .with_context(|| format!("cannot use the OpenID provider {}", s.issuer))?,
+        );
+        self.current.store(Some(Arc::clone(&oidc)));
+        Ok(oidc)
+    }
+
+    /// The discovered client, discovering first when there is none yet. Concurrent callers
+    /// share one attempt, and a failed attempt is not repeated for [`Provider::RETRY_EVERY`].
+    pub async fn get(&self) -> anyhow::Result<Arc<Oidc>> {
+        if let Some(oidc) = self.current() {
+            return Ok(oidc);
+        }
+        let mut last = self.last_attempt.lock().await;
+        if let Some(oidc) = self.current() {
+            return Ok(oidc);
+        }
+        if last.is_some_and(|at| at.elapsed() < Self::RETRY_EVERY) {
+            bail!(
+                "the OpenID provider {} could not be reached a moment ago",
+                self.settings.issuer
+            );
+        }
+        *last = Some(Instant::now());
+        self.refresh().await
+    }
+
+    /// Runs until `stop`: retries discovery with backoff while the provider is unreachable,
+    /// then refreshes it every [`Provider::REFRESH_EVERY`].
+    pub async fn keep_fresh(self: Arc<Self>, stop: tokio_util::sync::CancellationToken) {
+        let mut backoff = Duration::from_secs(1);
+        loop {
+            let wait = if self.current().is_some() {
+                Self::REFRESH_EVERY
+            } else {
+                backoff
+            };
+            tokio::select! {
+                () = stop.cancelled() => return,
+                () = tokio::time::sleep(wait) => {}
+            }
+            match self.refresh().await {
+                Ok(_) => backoff = Duration::from_secs(1),
+                Err(error) => {
+                    tracing::warn!(
+                        error = format!("{error:#}"),
+                        "OpenID provider discovery failed"
+                    );
+                    backoff = (backoff * 2).min(Self::MAX_BACKOFF);
+                }
+            }
+        }
+    }
 }
 
 /// A sign-in attempt in progress, kept in the session between the redirect and the callback.
@@ -150,6 +276,7 @@ impl Oidc {
             client,
             end_session_endpoint,
             client_id: client_id.to_owned(),
+            client_secret: client_secret.clone(),
             http,
         })
     }
@@ -212,6 +339,13 @@ impl Oidc {
         let claims = id_token
             .claims(&verifier, &Nonce::new(pending.nonce.clone()))
             .map_err(|e| anyhow!("the ID token was rejected: {e}"))?;
+        check_access_token_hash(
+            id_token,
+            claims,
+            &verifier,
+            token.access_token(),
+            &self.client_secret,
+        )?;
         let subject = claims.subject().clone();
 
         let info: UserInfoClaims<GroupsClaim, CoreGenderClaim> = self
@@ -263,6 +397,38 @@ impl Oidc {
             .append_pair("client_id", &self.client_id);
         Some(url)
     }
+}
+
+/// Checks the ID token's `at_hash` against the access token that came with it, when the
+/// provider sent one (Authentik always does): a token response whose access token was swapped
+/// is refused. HS256 tokens hash with the client secret's key, RS256 with the provider's.
+fn check_access_token_hash(
+    id_token: &CoreIdToken,
+    claims: &CoreIdTokenClaims,
+    verifier: &CoreIdTokenVerifier<'_>,
+    access_token: &AccessToken,
+    client_secret: &SecretString,
+) -> anyhow::Result<()> {
+    let Some(expected) = claims.access_token_hash() else {
+        return Ok(());
+    };
+    let alg = id_token
+        .signing_alg()
+        .map_err(|e| anyhow!("the ID token was rejected: {e}"))?;
+    let actual = if matches!(alg, CoreJwsSigningAlgorithm::HmacSha256) {
+        let key = CoreJsonWebKey::new_symmetric(client_secret.expose_secret().as_bytes().to_vec());
+        AccessTokenHash::from_token(access_token, alg, &key)
+    } else {
+        let key = id_token
+            .signing_key(verifier)
+            .map_err(|e| anyhow!("the ID token was rejected: {e}"))?;
+        AccessTokenHash::from_token(access_token, alg, key)
+    }
+    .map_err(|e| anyhow!("the ID token was rejected: {e}"))?;
+    if actual != *expected {
+        bail!("the ID token's at_hash does not match the access token");
+    }
+    Ok(())
 }
 
 /// A token-request error with the provider's error code when there is one.
@@ -327,5 +493,73 @@ mod groups_tests {
     fn a_token_without_groups_gives_none() {
         assert!(groups(&[], &token(r#"{"sub":"1"}"#)).is_empty());
         assert!(groups(&[], "not-a-jwt").is_empty());
+    }
+}
+
+#[cfg(test)]
+mod at_hash_tests {
+    use chrono::{Duration, Utc};
+    use openidconnect::{
+        Audience, EmptyAdditionalClaims, IssuerUrl, StandardClaims, SubjectIdentifier,
+        core::CoreHmacKey,
+    };
+
+    use super::*;
+
+    const SECRET: &str = "a-client-secret-of-some-length";
+    const ISSUER: &str = "https://auth.example.org/application/o/mirante/";
+
+    fn id_token_for(access_token: &str) -> CoreIdToken {
+        let claims = CoreIdTokenClaims::new(
+            IssuerUrl::new(ISSUER.to_owned()).unwrap(),
+            vec![Audience::new("mirante".to_owned())],
+            Utc::now() + Duration::minutes(5),
+            Utc::now(),
+            StandardClaims::new(SubjectIdentifier::new("hashed-sub".to_owned())),
+            EmptyAdditionalClaims {},
+        )
+        .set_nonce(Some(Nonce::new("n".to_owned())));
+        CoreIdToken::new(
+            claims,
+            &CoreHmacKey::new(SECRET.as_bytes()),
+            CoreJwsSigningAlgorithm::HmacSha256,
+            Some(&AccessToken::new(access_token.to_owned())),
+            None,
+        )
+        .unwrap()
+    }
+
+    fn check(id_token: &CoreIdToken, access_token: &str) -> anyhow::Result<()> {
+        let verifier = CoreIdTokenVerifier::new_confidential_client(
+            ClientId::new("mirante".to_owned()),
+            ClientSecret::new(SECRET.to_owned()),
+            IssuerUrl::new(ISSUER.to_owned()).unwrap(),
+            CoreJsonWebKeySet::new(Vec::new()),
+        )
+        .set_allowed_algs([CoreJwsSigningAlgorithm::HmacSha256]);
+        let claims = id_token.claims(&verifier, &Nonce::new("n".to_owned()))?;
+        check_access_token_hash(
+            id_token,
+            claims,
+            &verifier,
+            &AccessToken::new(access_token.to_owned()),
+            &SecretString::from(SECRET),
+        )
+    }
+
+    #[test]
+    fn an_id_token_whose_at_hash_matches_the_access_token_is_accepted() {
+        let token = id_token_for("the-access-token");
+
+        check(&token, "the-access-token").unwrap();
+    }
+
+    #[test]
+    fn an_access_token_swapped_after_signing_is_refused() {
+        let token = id_token_for("the-access-token");
+
+        let error = check(&token, "another-access-token").unwrap_err();
+
+        assert!(error.to_string().contains("at_hash"), "{error:#}");
     }
 }

@@ -3,5 +3,8 @@
 //!
 //! - [`forge`]: the one trait every forge (the local git repository, GitHub, GitLab,
 //!   Gitea/Forgejo) implements, and what it exchanges.
+//! - [`template`]: template folders (manifest + skeleton), loaded and rendered safely into the
+//!   files of a request.
 
 pub mod forge;
+pub mod template;

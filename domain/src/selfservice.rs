@@ -1,0 +1,1142 @@
+//! Self-service templates: the manifest a template folder declares (`template.yaml`) and the
+//! validation of the values a person submits for it.
+//!
+//! Pure and compiled for the browser too, so the form is generated from the same parameter
+//! list and checked by the same [`validate`] on both sides; the server's answer is the one
+//! that counts. Rendering the skeleton files lives in the server (`selfservice::template`).
+//!
+//! The parameter list is a subset of JSON Schema (`type`, `title`, `description`, `enum`,
+//! `default`, `minimum`, `maximum`, `minLength`, `maxLength`, `pattern`, `format`, `items`,
+//! `minItems`, `maxItems`, `uniqueItems`, `required`) plus two catalog-derived keys:
+//! `options` (the choices come from the catalog, e.g. `gpu-clusters`) and `maximumFrom`
+//! (the maximum is the capacity of the option chosen in another parameter).
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use regex::{Regex, RegexBuilder};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::identity::Role;
+use crate::snapshot::Snapshot;
+
+/// Longest string accepted for a string parameter that sets no `maxLength`.
+pub const DEFAULT_MAX_LENGTH: u32 = 256;
+/// Most items accepted in an array parameter that sets no `maxItems`.
+pub const DEFAULT_MAX_ITEMS: u32 = 64;
+/// Longest `pattern` a template may declare, in bytes.
+const MAX_PATTERN_LEN: usize = 512;
+/// Names the renderer puts beside the values; a parameter may not take them.
+pub const RESERVED_NAMES: &[&str] = &["requester", "now", "today", "template", "options", "target"];
+
+/// A text in the portal's two languages.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Localized {
+    /// Brazilian Portuguese.
+    #[serde(rename = "pt-BR")]
+    pub pt_br: String,
+    /// English.
+    pub en: String,
+}
+
+impl Localized {
+    /// The text for a language tag: Portuguese for `pt*`, English otherwise.
+    pub fn get(&self, lang: &str) -> &str {
+        if lang.starts_with("pt") {
+            &self.pt_br
+        } else {
+            &self.en
+        }
+    }
+}
+
+/// Whether a request made from the template waits for an admin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Approval {
+    /// An admin approves or rejects it before anything is proposed.
+    Required,
+    /// It is proposed as soon as it is submitted (the pull request is still reviewed).
+    None,
+}
+
+/// Who may use a template. Empty lists mean every signed-in user; otherwise a user whose role
+/// is listed, or who is in one of the groups, may use it. Admins may use every template.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Access {
+    /// Roles allowed.
+    #[serde(default)]
+    pub roles: Vec<Role>,
+    /// Identity-provider groups allowed.
+    #[serde(default)]
+    pub groups: Vec<String>,
+}
+
+/// A template's `template.yaml`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TemplateManifest {
+    /// Identifier, a DNS label equal to the template's folder name (`gpu-workspace`).
+    pub id: String,
+    /// Name shown in the catalogue of templates.
+    pub title: Localized,
+    /// What the template creates, shown beside the title.
+    pub description: Localized,
+    /// Who may use it.
+    #[serde(default)]
+    pub access: Access,
+    /// Whether requests wait for an admin's approval.
+    pub approval: Approval,
+    /// The directory the files go to, relative to the monorepo root; a minijinja template
+    /// over the values (`clusters/{{ cluster }}/workspaces/{{ name }}`).
+    pub target: String,
+    /// The short, branch-safe name of a request (minijinja over the values); by default the
+    /// template id and the requester's username.
+    #[serde(default)]
+    pub slug: Option<String>,
+    /// The form's fields, in order.
+    #[serde(default)]
+    pub parameters: Vec<Parameter>,
+}
+
+/// The JSON-Schema type of a parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ParamType {
+    /// Text.
+    String,
+    /// A whole number.
+    Integer,
+    /// Any number.
+    Number,
+    /// Yes or no.
+    Boolean,
+    /// A list of strings (`items` describes each).
+    Array,
+}
+
+impl ParamType {
+    /// The name used in `type:` and in error arguments.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ParamType::String => "string",
+            ParamType::Integer => "integer",
+            ParamType::Number => "number",
+            ParamType::Boolean => "boolean",
+            ParamType::Array => "array",
+        }
+    }
+}
+
+/// A named string format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    /// An RFC 1123 label as Kubernetes names require: lowercase letters, digits and `-`,
+    /// starting and ending with a letter or digit, at most 63 characters.
+    DnsLabel,
+}
+
+/// Where a parameter's choices come from in the catalog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OptionSource {
+    /// Catalog items that record GPUs (`gpus:`); the capacity is their number of GPUs.
+    GpuClusters,
+}
+
+impl OptionSource {
+    /// The name used in `options:`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OptionSource::GpuClusters => "gpu-clusters",
+        }
+    }
+}
+
+/// Constraints on one item of an array parameter (only strings are supported).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ItemSchema {
+    /// Must be `string`.
+    #[serde(rename = "type")]
+    pub kind: ParamType,
+    /// Fewest characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_length: Option<u32>,
+    /// Most characters ([`DEFAULT_MAX_LENGTH`] when unset).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_length: Option<u32>,
+    /// A regular expression the item must match (unanchored, as in JSON Schema).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
+    /// A named format.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<Format>,
+    /// The allowed values.
+    #[serde(default, rename = "enum", skip_serializing_if = "Option::is_none")]
+    pub choices: Option<Vec<Value>>,
+}
+
+/// One field of a template's form.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Parameter {
+    /// The variable name in templates and the key in submitted values (`[a-z_][a-z0-9_]*`).
+    pub name: String,
+    /// Its type.
+    #[serde(rename = "type")]
+    pub kind: ParamType,
+    /// The field's label.
+    pub title: Localized,
+    /// Help shown under the field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<Localized>,
+    /// Whether a value must be given (a default counts).
+    #[serde(default)]
+    pub required: bool,
+    /// The value used when none is given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<Value>,
+    /// The allowed values.
+    #[serde(default, rename = "enum", skip_serializing_if = "Option::is_none")]
+    pub choices: Option<Vec<Value>>,
+    /// Smallest number allowed (inclusive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub minimum: Option<f64>,
+    /// Largest number allowed (inclusive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maximum: Option<f64>,
+    /// Fewest characters of a string.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_length: Option<u32>,
+    /// Most characters of a string ([`DEFAULT_MAX_LENGTH`] when unset).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_length: Option<u32>,
+    /// A regular expression a string must match (unanchored, as in JSON Schema: write
+    /// `^…$` to match the whole value).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
+    /// A named string format.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<Format>,
+    /// For arrays: what each item is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub items: Option<ItemSchema>,
+    /// For arrays: fewest items.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_items: Option<u32>,
+    /// For arrays: most items ([`DEFAULT_MAX_ITEMS`] when unset).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_items: Option<u32>,
+    /// For arrays: whether every item must differ.
+    #[serde(default)]
+    pub unique_items: bool,
+    /// For strings: the choices come from the catalog.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub options: Option<OptionSource>,
+    /// For numbers: the maximum is the capacity of the catalog option chosen in the named
+    /// parameter (one with `options`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maximum_from: Option<String>,
+}
+
+/// One choice offered by the catalog.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CatalogOption {
+    /// The value submitted (a catalog item id).
+    pub value: String,
+    /// What the form shows (the item's name).
+    pub label: String,
+    /// What it offers, e.g. `1× NVIDIA RTX A5000`.
+    pub detail: String,
+    /// How much of it there is (GPUs for a GPU cluster), when that limits a request.
+    pub capacity: Option<u64>,
+}
+
+/// The catalog facts a template's form depends on, taken from a snapshot.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct CatalogContext {
+    /// Items the catalog records with GPUs, in catalog order.
+    pub gpu_clusters: Vec<CatalogOption>,
+}
+
+impl CatalogContext {
+    /// The facts of a catalog snapshot: every item with a non-zero number of GPUs is a GPU
+    /// cluster whose capacity is that number.
+    pub fn from_snapshot(snapshot: &Snapshot) -> Self {
+        let gpu_clusters = snapshot
+            .catalog()
+            .items
+            .iter()
+            .filter_map(|item| {
+                let total: u64 = item.gpus.iter().map(|g| u64::from(g.count)).sum();
+                (total > 0).then(|| CatalogOption {
+                    value: item.id.clone(),
+                    label: item.name.clone(),
+                    detail: item
+                        .gpus
+                        .iter()
+                        .map(|g| g.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    capacity: Some(total),
+                })
+            })
+            .collect();
+        CatalogContext { gpu_clusters }
+    }
+
+    /// The choices a source offers.
+    pub fn options(&self, source: OptionSource) -> &[CatalogOption] {
+        match source {
+            OptionSource::GpuClusters => &self.gpu_clusters,
+        }
+    }
+}
+
+/// Why a value was refused; stable, for the UI to translate and for clients to test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// The values are not a JSON object.
+    NotAnObject,
+    /// A key that is no parameter of the template.
+    UnknownField,
+    /// A required parameter has no value.
+    Required,
+    /// The value has the wrong JSON type (`expected`).
+    WrongType,
+    /// Below `minimum`.
+    TooSmall,
+    /// Above `maximum`.
+    TooLarge,
+    /// Shorter than `min_length` characters.
+    TooShort,
+    /// Longer than `max_length` characters.
+    TooLong,
+    /// Not one of `allowed`.
+    NotInEnum,
+    /// Does not match `pattern`.
+    Pattern,
+    /// Not an RFC 1123 label.
+    NotDnsLabel,
+    /// Holds a control or invisible formatting character (`character`, as `U+XXXX`).
+    ForbiddenCharacter,
+    /// Not one of the catalog's options (`allowed`).
+    NotAnOption,
+    /// More than the chosen option's `capacity`.
+    ExceedsCapacity,
+    /// Fewer than `min_items` items.
+    TooFewItems,
+    /// More than `max_items` items.
+    TooManyItems,
+    /// The same item twice (`index` of the second).
+    DuplicateItem,
+    /// The value cannot be used in a file path.
+    UnsafePath,
+}
+
+impl ErrorCode {
+    /// The code as serialized.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::NotAnObject => "not_an_object",
+            ErrorCode::UnknownField => "unknown_field",
+            ErrorCode::Required => "required",
+            ErrorCode::WrongType => "wrong_type",
+            ErrorCode::TooSmall => "too_small",
+            ErrorCode::TooLarge => "too_large",
+            ErrorCode::TooShort => "too_short",
+            ErrorCode::TooLong => "too_long",
+            ErrorCode::NotInEnum => "not_in_enum",
+            ErrorCode::Pattern => "pattern",
+            ErrorCode::NotDnsLabel => "not_dns_label",
+            ErrorCode::ForbiddenCharacter => "forbidden_character",
+            ErrorCode::NotAnOption => "not_an_option",
+            ErrorCode::ExceedsCapacity => "exceeds_capacity",
+            ErrorCode::TooFewItems => "too_few_items",
+            ErrorCode::TooManyItems => "too_many_items",
+            ErrorCode::DuplicateItem => "duplicate_item",
+            ErrorCode::UnsafePath => "unsafe_path",
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One refused value: which field, a stable code, its arguments and an English message.
+///
+/// `field` is the parameter name (an unknown key for [`ErrorCode::UnknownField`], empty for
+/// [`ErrorCode::NotAnObject`]); an error on one item of an array has an `index` argument.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FieldError {
+    /// The parameter.
+    pub field: String,
+    /// Why.
+    pub code: ErrorCode,
+    /// The numbers and names the message uses (`maximum`, `capacity`, `allowed`, …).
+    pub args: Map<String, Value>,
+    /// The reason in English, for logs and API clients.
+    pub message: String,
+}
+
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.field.is_empty() {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "{}: {}", self.field, self.message)
+        }
+    }
+}
+
+impl FieldError {
+    fn new(field: &str, code: ErrorCode, message: impl Into<String>) -> Self {
+        FieldError {
+            field: printable(field, 64),
+            code,
+            args: Map::new(),
+            message: message.into(),
+        }
+    }
+
+    fn arg(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.args.insert(key.to_owned(), value.into());
+        self
+    }
+}
+
+impl TemplateManifest {
+    /// Whether a user with this role and these groups may use the template.
+    pub fn may_use(&self, role: Role, groups: &[String]) -> bool {
+        role == Role::Admin
+            || (self.access.roles.is_empty() && self.access.groups.is_empty())
+            || self.access.roles.contains(&role)
+            || groups.iter().any(|g| self.access.groups.contains(g))
+    }
+
+    /// The parameter called `name`.
+    pub fn parameter(&self, name: &str) -> Option<&Parameter> {
+        self.parameters.iter().find(|p| p.name == name)
+    }
+
+    /// What is wrong with the manifest itself, each with the parameter it concerns; empty for
+    /// a usable manifest. The server refuses to load a template with any.
+    pub fn problems(&self) -> Vec<ManifestProblem> {
+        let mut out = Vec::new();
+        let mut top = |message: String| {
+            out.push(ManifestProblem {
+                parameter: None,
+                message,
+            })
+        };
+        if !is_dns_label(&self.id) {
+            top(format!(
+                "id `{}` is not a DNS label (lowercase letters, digits and `-`, at most 63)",
+                printable(&self.id, 80)
+            ));
+        }
+        for (what, l) in [("title", &self.title), ("description", &self.description)] {
+            if l.pt_br.trim().is_empty() || l.en.trim().is_empty() {
+                top(format!("{what} needs both `pt-BR` and `en`"));
+            }
+        }
+        if self.target.trim().is_empty() {
+            top("target is empty".to_owned());
+        }
+        let mut seen = BTreeSet::new();
+        for p in &self.parameters {
+            let mut push = |message: String| {
+                out.push(ManifestProblem {
+                    parameter: Some(p.name.clone()),
+                    message,
+                })
+            };
+            for m in parameter_problems(self, p) {
+                push(m);
+            }
+            if !seen.insert(p.name.as_str()) {
+                push(format!("parameter `{}` is declared twice", p.name));
+            }
+        }
+        out
+    }
+}
+
+/// A problem in a template manifest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestProblem {
+    /// The parameter it concerns, if any.
+    pub parameter: Option<String>,
+    /// What is wrong.
+    pub message: String,
+}
+
+fn parameter_problems(m: &TemplateManifest, p: &Parameter) -> Vec<String> {
+    let mut out = Vec::new();
+    let name = printable(&p.name, 80);
+    let valid_name = !p.name.is_empty()
+        && p.name.len() <= 64
+        && p.name
+            .starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
+        && p.name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if !valid_name {
+        out.push(format!(
+            "parameter name `{name}` must match [a-z_][a-z0-9_]* (at most 64 characters)"
+        ));
+    }
+    if RESERVED_NAMES.contains(&p.name.as_str()) {
+        out.push(format!(
+            "parameter name `{name}` is reserved (the renderer provides it)"
+        ));
+    }
+    if p.title.pt_br.trim().is_empty() || p.title.en.trim().is_empty() {
+        out.push(format!(
+            "parameter `{name}`: title needs both `pt-BR` and `en`"
+        ));
+    }
+    let is_string = p.kind == ParamType::String;
+    let is_number = matches!(p.kind, ParamType::Integer | ParamType::Number);
+    let is_array = p.kind == ParamType::Array;
+    let mut only = |ok: bool, set: bool, key: &str, types: &str| {
+        if set && !ok {
+            out.push(format!(
+                "parameter `{name}`: `{key}` applies to {types} only, not {}",
+                p.kind.as_str()
+            ));
+        }
+    };
+    only(is_string, p.min_length.is_some(), "minLength", "strings");
+    only(is_string, p.max_length.is_some(), "maxLength", "strings");
+    only(is_string, p.pattern.is_some(), "pattern", "strings");
+    only(is_string, p.format.is_some(), "format", "strings");
+    only(is_string, p.options.is_some(), "options", "strings");
+    only(is_number, p.minimum.is_some(), "minimum", "numbers");
+    only(is_number, p.maximum.is_some(), "maximum", "numbers");
+    only(
+        is_number,
+        p.maximum_from.is_some(),
+        "maximumFrom",
+        "numbers",
+    );
+    only(is_array, p.items.is_some(), "items", "arrays");
+    only(is_array, p.min_items.is_some(), "minItems", "arrays");
+    only(is_array, p.max_items.is_some(), "maxItems", "arrays");
+    only(is_array, p.unique_items, "uniqueItems", "arrays");
+    if let (Some(lo), Some(hi)) = (p.minimum, p.maximum)
+        && lo > hi
+    {
+        out.push(format!("parameter `{name}`: minimum is above maximum"));
+    }
+    for v in [p.minimum, p.maximum].into_iter().flatten() {
+        if !v.is_finite() {
+            out.push(format!(
+                "parameter `{name}`: minimum and maximum must be finite"
+            ));
+        }
+    }
+    if let (Some(lo), Some(hi)) = (p.min_length, p.max_length)
+        && lo > hi
+    {
+        out.push(format!("parameter `{name}`: minLength is above maxLength"));
+    }
+    if let (Some(lo), Some(hi)) = (p.min_items, p.max_items)
+        && lo > hi
+    {
+        out.push(format!("parameter `{name}`: minItems is above maxItems"));
+    }
+    if let Some(pattern) = &p.pattern
+        && let Err(e) = compile(pattern)
+    {
+        out.push(format!("parameter `{name}`: pattern does not compile: {e}"));
+    }
+    if is_array {
+        match &p.items {
+            None => out.push(format!(
+                "parameter `{name}`: an array needs `items: {{type: string}}`"
+            )),
+            Some(items) => {
+                if items.kind != ParamType::String {
+                    out.push(format!(
+                        "parameter `{name}`: only arrays of strings are supported"
+                    ));
+                }
+                if let (Some(lo), Some(hi)) = (items.min_length, items.max_length)
+                    && lo > hi
+                {
+                    out.push(format!(
+                        "parameter `{name}`: items minLength is above maxLength"
+                    ));
+                }
+                if let Some(pattern) = &items.pattern
+                    && let Err(e) = compile(pattern)
+                {
+                    out.push(format!(
+                        "parameter `{name}`: items pattern does not compile: {e}"
+                    ));
+                }
+                if let Some(c) = &items.choices
+                    && (c.is_empty() || c.iter().any(|v| !v.is_string()))
+                {
+                    out.push(format!(
+                        "parameter `{name}`: items enum must be a non-empty list of strings"
+                    ));
+                }
+            }
+        }
+    }
+    if let Some(choices) = &p.choices {
+        if choices.is_empty() {
+            out.push(format!("parameter `{name}`: enum is empty"));
+        }
+        for c in choices {
+            if check_type(p.kind, c).is_none() || is_array {
+                out.push(format!(
+                    "parameter `{name}`: enum value {c} is not a {}",
+                    p.kind.as_str()
+                ));
+            }
+        }
+    }
+    if let Some(from) = &p.maximum_from {
+        match m.parameter(from) {
+            Some(q) if q.options.is_some() => {}
+            _ => out.push(format!(
+                "parameter `{name}`: maximumFrom `{}` must name a parameter with `options`",
+                printable(from, 80)
+            )),
+        }
+    }
+    if let Some(default) = &p.default {
+        if p.options.is_some() {
+            out.push(format!(
+                "parameter `{name}`: a parameter with catalog options cannot have a default"
+            ));
+        } else if let Err(e) = check_value(p, default, None) {
+            out.push(format!(
+                "parameter `{name}`: the default is invalid: {}",
+                e.message
+            ));
+        }
+    }
+    out
+}
+
+/// Checks submitted values against a template's parameters.
+///
+/// `values` is the JSON object the form or the API sent (`null` counts as `{}`). Returns the
+/// normalized values — one entry per parameter, in declaration order: the value given, else
+/// the default, else `null` — or every error found: at most one per parameter (one per array
+/// item) plus one per unknown key. A `null` value and, for strings, an empty string count as
+/// not given.
+pub fn validate(
+    manifest: &TemplateManifest,
+    values: &Value,
+    catalog: &CatalogContext,
+) -> Result<Map<String, Value>, Vec<FieldError>> {
+    let empty = Map::new();
+    let object = match values {
+        Value::Object(o) => o,
+        Value::Null => &empty,
+        other => {
+            return Err(vec![
+                FieldError::new(
+                    "",
+                    ErrorCode::NotAnObject,
+                    "the values must be a JSON object of parameter names to values",
+                )
+                .arg("got", type_name(other)),
+            ]);
+        }
+    };
+    let mut errors = Vec::new();
+    for key in object.keys() {
+        if manifest.parameter(key).is_none() {
+            errors.push(
+                FieldError::new(
+                    key,
+                    ErrorCode::UnknownField,
+                    "no such parameter in this template",
+                )
+                .arg("field", printable(key, 64)),
+            );
+        }
+    }
+    let mut out = Map::new();
+    let mut invalid = BTreeSet::new();
+    for p in &manifest.parameters {
+        let given = match object.get(&p.name) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) if s.is_empty() && p.kind == ParamType::String => None,
+            Some(v) => Some(v),
+        };
+        let value = match (given, &p.default) {
+            (Some(v), _) => match check_value(p, v, Some(catalog)) {
+                Ok(v) => v,
+                Err(e) => {
+                    errors.push(e);
+                    invalid.insert(p.name.as_str());
+                    Value::Null
+                }
+            },
+            (None, Some(d)) => d.clone(),
+            (None, None) if p.required => {
+                errors.push(FieldError::new(
+                    &p.name,
+                    ErrorCode::Required,
+                    "a value is required",
+                ));
+                invalid.insert(p.name.as_str());
+                Value::Null
+            }
+            (None, None) => Value::Null,
+        };
+        out.insert(p.name.clone(), value);
+    }
+    // Capacities need the option chosen in another field, so they come second.
+    for p in &manifest.parameters {
+        let Some(from) = &p.maximum_from else {
+            continue;
+        };
+        if invalid.contains(p.name.as_str()) || invalid.contains(from.as_str()) {
+            continue;
+        }
+        let (Some(asked), Some(Value::String(chosen))) =
+            (out.get(&p.name).and_then(Value::as_f64), out.get(from))
+        else {
+            continue;
+        };
+        let Some(source) = manifest.parameter(from).and_then(|q| q.options) else {
+            continue;
+        };
+        let Some(option) = catalog.options(source).iter().find(|o| &o.value == chosen) else {
+            continue;
+        };
+        if let Some(capacity) = option.capacity
+            && asked > capacity as f64
+        {
+            errors.push(
+                FieldError::new(
+                    &p.name,
+                    ErrorCode::ExceedsCapacity,
+                    format!(
+                        "{} asked for, but {} has {capacity} ({})",
+                        number(asked),
+                        option.value,
+                        option.detail
+                    ),
+                )
+                .arg("capacity", capacity)
+                .arg("option", option.value.clone())
+                .arg("detail", option.detail.clone())
+                .arg("value", number(asked)),
+            );
+        }
+    }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
+}
+
+/// Checks one given value; `catalog` is `None` when checking a manifest's default.
+fn check_value(
+    p: &Parameter,
+    v: &Value,
+    catalog: Option<&CatalogContext>,
+) -> Result<Value, FieldError> {
+    let Some(value) = check_type(p.kind, v) else {
+        return Err(FieldError::new(
+            &p.name,
+            ErrorCode::WrongType,
+            format!(
+                "expected {}, got {}",
+                article(p.kind.as_str()),
+                type_name(v)
+            ),
+        )
+        .arg("expected", p.kind.as_str())
+        .arg("got", type_name(v)));
+    };
+    match p.kind {
+        ParamType::String => {
+            let s = value.as_str().unwrap_or_default();
+            let rules = StringRules {
+                min_length: p.min_length,
+                max_length: p.max_length,
+                pattern: p.pattern.as_deref(),
+                format: p.format,
+                choices: p.choices.as_deref(),
+            };
+            rules.check(&p.name, s, None)?;
+            if let (Some(source), Some(catalog)) = (p.options, catalog) {
+                let options = catalog.options(source);
+                if !options.iter().any(|o| o.value == s) {
+                    let allowed: Vec<Value> = options
+                        .iter()
+                        .map(|o| Value::from(o.value.clone()))
+                        .collect();
+                    return Err(FieldError::new(
+                        &p.name,
+                        ErrorCode::NotAnOption,
+                        format!(
+                            "`{}` is not one of the catalog's {}: {}",
+                            printable(s, 64),
+                            source.as_str(),
+                            list(&allowed)
+                        ),
+                    )
+                    .arg("allowed", allowed)
+                    .arg("source", source.as_str()));
+                }
+            }
+        }
+        ParamType::Integer | ParamType::Number => {
+            let n = value.as_f64().unwrap_or_default();
+            if let Some(min) = p.minimum
+                && n < min
+            {
+                return Err(FieldError::new(
+                    &p.name,
+                    ErrorCode::TooSmall,
+                    format!("must be at least {}", number(min)),
+                )
+                .arg("minimum", number(min)));
+            }
+            if let Some(max) = p.maximum
+                && n > max
+            {
+                return Err(FieldError::new(
+                    &p.name,
+                    ErrorCode::TooLarge,
+                    format!("must be at most {}", number(max)),
+                )
+                .arg("maximum", number(max)));
+            }
+            check_enum(&p.name, &value, p.choices.as_deref(), None)?;
+        }
+        ParamType::Boolean => check_enum(&p.name, &value, p.choices.as_deref(), None)?,
+        ParamType::Array => {
+            let items = value.as_array().map(Vec::as_slice).unwrap_or_default();
+            let max = p.max_items.unwrap_or(DEFAULT_MAX_ITEMS);
+            if items.len() > max as usize {
+                return Err(FieldError::new(
+                    &p.name,
+                    ErrorCode::TooManyItems,
+                    format!("at most {max} items"),
+                )
+                .arg("max_items", max));
+            }
+            if let Some(min) = p.min_items
+                && items.len() < min as usize
+            {
+                return Err(FieldError::new(
+                    &p.name,
+                    ErrorCode::TooFewItems,
+                    format!("at least {min} item(s)"),
+                )
+                .arg("min_items", min));
+            }
+            let schema = p.items.as_ref();
+            let rules = StringRules {
+                min_length: schema.and_then(|s| s.min_length),
+                max_length: schema.and_then(|s| s.max_length),
+                pattern: schema.and_then(|s| s.pattern.as_deref()),
+                format: schema.and_then(|s| s.format),
+                choices: schema.and_then(|s| s.choices.as_deref()),
+            };
+            for (i, item) in items.iter().enumerate() {
+                let Some(s) = item.as_str() else {
+                    return Err(FieldError::new(
+                        &p.name,
+                        ErrorCode::WrongType,
+                        format!(
+                            "item {} : expected a string, got {}",
+                            i + 1,
+                            type_name(item)
+                        ),
+                    )
+                    .arg("expected", "string")
+                    .arg("got", type_name(item))
+                    .arg("index", i));
+                };
+                rules.check(&p.name, s, Some(i))?;
+                if p.unique_items && items[..i].contains(item) {
+                    return Err(FieldError::new(
+                        &p.name,
+                        ErrorCode::DuplicateItem,
+                        format!("item {} repeats `{}`", i + 1, printable(s, 64)),
+                    )
+                    .arg("index", i));
+                }
+            }
+        }
+    }
+    Ok(value)
+}
+
+/// The value as the type asks, or `None` when it is of another type. Whole floats count as
+/// integers (`2.0` is `2`), as JSON does not tell them apart.
+fn check_type(kind: ParamType, v: &Value) -> Option<Value> {
+    match (kind, v) {
+        (ParamType::String, Value::String(_)) => Some(v.clone()),
+        (ParamType::Boolean, Value::Bool(_)) => Some(v.clone()),
+        (ParamType::Array, Value::Array(_)) => Some(v.clone()),
+        (ParamType::Number, Value::Number(n)) => {
+            n.as_f64().filter(|f| f.is_finite()).map(|_| v.clone())
+        }
+        (ParamType::Integer, Value::Number(n)) => {
+            if let Some(i) = n.as_i64() {
+                Some(Value::from(i))
+            } else {
+                let f = n.as_f64()?;
+                // i64::MAX as f64 rounds up, so the bound is exclusive.
+                (f.fract() == 0.0 && f >= i64::MIN as f64 && f < i64::MAX as f64)
+                    .then(|| Value::from(f as i64))
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The string constraints shared by string parameters and array items.
+struct StringRules<'a> {
+    min_length: Option<u32>,
+    max_length: Option<u32>,
+    pattern: Option<&'a str>,
+    format: Option<Format>,
+    choices: Option<&'a [Value]>,
+}
+
+impl StringRules<'_> {
+    fn check(&self, field: &str, s: &str, index: Option<usize>) -> Result<(), FieldError> {
+        let with_index = |e: FieldError| match index {
+            Some(i) => e.arg("index", i),
+            None => e,
+        };
+        let prefix = index
+            .map(|i| format!("item {}: ", i + 1))
+            .unwrap_or_default();
+        if let Some(c) = s.chars().find(|c| is_forbidden_char(*c)) {
+            let code = format!("U+{:04X}", u32::from(c));
+            return Err(with_index(
+                FieldError::new(
+                    field,
+                    ErrorCode::ForbiddenCharacter,
+                    format!("{prefix}contains the control or invisible character {code}"),
+                )
+                .arg("character", code),
+            ));
+        }
+        let len = s.chars().count();
+        let max = self.max_length.unwrap_or(DEFAULT_MAX_LENGTH);
+        if len > max as usize {
+            return Err(with_index(
+                FieldError::new(
+                    field,
+                    ErrorCode::TooLong,
+                    format!("{prefix}at most {max} characters ({len} given)"),
+                )
+                .arg("max_length", max)
+                .arg("length", len),
+            ));
+        }
+        if let Some(min) = self.min_length
+            && len < min as usize
+        {
+            return Err(with_index(
+                FieldError::new(
+                    field,
+                    ErrorCode::TooShort,
+                    format!("{prefix}at least {min} characters"),
+                )
+                .arg("min_length", min),
+            ));
+        }
+        if self.format == Some(Format::DnsLabel) && !is_dns_label(s) {
+            return Err(with_index(FieldError::new(
+                field,
+                ErrorCode::NotDnsLabel,
+                format!(
+                    "{prefix}must be a DNS label: lowercase letters, digits and `-`, starting and \
+                     ending with a letter or digit, at most 63 characters"
+                ),
+            )));
+        }
+        if let Some(pattern) = self.pattern {
+            // A manifest with a pattern that does not compile is refused at load; treat one
+            // here as a mismatch rather than letting any value through.
+            let matches = compile(pattern).is_ok_and(|re| re.is_match(s));
+            if !matches {
+                return Err(with_index(
+                    FieldError::new(
+                        field,
+                        ErrorCode::Pattern,
+                        format!("{prefix}must match the pattern {pattern}"),
+                    )
+                    .arg("pattern", pattern),
+                ));
+            }
+        }
+        check_enum(field, &Value::from(s), self.choices, index)
+    }
+}
+
+fn check_enum(
+    field: &str,
+    v: &Value,
+    choices: Option<&[Value]>,
+    index: Option<usize>,
+) -> Result<(), FieldError> {
+    let Some(choices) = choices else {
+        return Ok(());
+    };
+    let same = |c: &Value| match (c.as_f64(), v.as_f64()) {
+        (Some(a), Some(b)) => a == b,
+        _ => c == v,
+    };
+    if choices.iter().any(same) {
+        return Ok(());
+    }
+    let prefix = index
+        .map(|i| format!("item {}: ", i + 1))
+        .unwrap_or_default();
+    let e = FieldError::new(
+        field,
+        ErrorCode::NotInEnum,
+        format!("{prefix}must be one of {}", list(choices)),
+    )
+    .arg("allowed", choices.to_vec());
+    Err(match index {
+        Some(i) => e.arg("index", i),
+        None => e,
+    })
+}
+
+/// Compiles a template's pattern with bounded size, so a manifest cannot make the portal
+/// build a huge automaton.
+fn compile(pattern: &str) -> Result<Regex, String> {
+    if pattern.len() > MAX_PATTERN_LEN {
+        return Err(format!("longer than {MAX_PATTERN_LEN} bytes"));
+    }
+    RegexBuilder::new(pattern)
+        .size_limit(1 << 20)
+        .dfa_size_limit(1 << 20)
+        .build()
+        .map_err(|e| {
+            e.to_string()
+                .lines()
+                .last()
+                .unwrap_or_default()
+                .trim()
+                .to_owned()
+        })
+}
+
+/// Whether `s` is an RFC 1123 label as Kubernetes checks it: 1–63 characters, lowercase
+/// ASCII letters, digits and `-`, starting and ending with a letter or digit.
+pub fn is_dns_label(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.len() <= 63
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        && b[0] != b'-'
+        && b[b.len() - 1] != b'-'
+}
+
+/// Whether `s` is an RFC 1123 subdomain as Kubernetes checks object names: at most 253
+/// characters, DNS labels joined by `.`.
+pub fn is_dns_subdomain(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 253 && s.split('.').all(is_dns_label)
+}
+
+/// Characters no parameter value may hold: control characters (newlines and tabs included)
+/// and the invisible formatting characters used to disguise text — bidirectional overrides
+/// and isolates, zero-width characters, the byte-order mark, line and paragraph separators.
+pub fn is_forbidden_char(c: char) -> bool {
+    c.is_control()
+        || matches!(c,
+            '\u{00AD}'
+            | '\u{061C}'
+            | '\u{180E}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{2028}'..='\u{202E}'
+            | '\u{2060}'..='\u{206F}'
+            | '\u{FEFF}'
+            | '\u{FFF9}'..='\u{FFFB}')
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn article(word: &str) -> String {
+    if word.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        format!("an {word}")
+    } else {
+        format!("a {word}")
+    }
+}
+
+/// A number as JSON, whole numbers without a fraction.
+fn number(f: f64) -> Value {
+    if f.fract() == 0.0 && f.abs() < 9.0e15 {
+        Value::from(f as i64)
+    } else {
+        Value::from(f)
+    }
+}
+
+fn list(values: &[Value]) -> String {
+    if values.is_empty() {
+        return "(none)".to_owned();
+    }
+    values
+        .iter()
+        .map(|v| match v {
+            Value::String(s) => printable(s, 64),
+            other => other.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `s` made safe to show in a message: forbidden characters escaped, cut at `max` characters.
+fn printable(s: &str, max: usize) -> String {
+    let mut out = String::new();
+    for (n, c) in s.chars().enumerate() {
+        if n >= max {
+            out.push('…');
+            break;
+        }
+        if is_forbidden_char(c) {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

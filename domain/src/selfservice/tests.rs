@@ -1,0 +1,466 @@
+use serde_json::json;
+
+use super::*;
+
+fn l(s: &str) -> Localized {
+    Localized {
+        pt_br: s.to_owned(),
+        en: s.to_owned(),
+    }
+}
+
+fn param(name: &str, kind: ParamType) -> Parameter {
+    Parameter {
+        name: name.to_owned(),
+        kind,
+        title: l(name),
+        description: None,
+        required: false,
+        default: None,
+        choices: None,
+        minimum: None,
+        maximum: None,
+        min_length: None,
+        max_length: None,
+        pattern: None,
+        format: None,
+        items: None,
+        min_items: None,
+        max_items: None,
+        unique_items: false,
+        options: None,
+        maximum_from: None,
+    }
+}
+
+fn workspace() -> TemplateManifest {
+    TemplateManifest {
+        id: "gpu-workspace".into(),
+        title: l("GPU"),
+        description: l("GPU"),
+        access: Access::default(),
+        approval: Approval::Required,
+        target: "clusters/{{ cluster }}/{{ name }}".into(),
+        slug: None,
+        parameters: vec![
+            Parameter {
+                required: true,
+                format: Some(Format::DnsLabel),
+                max_length: Some(40),
+                ..param("name", ParamType::String)
+            },
+            Parameter {
+                required: true,
+                options: Some(OptionSource::GpuClusters),
+                ..param("cluster", ParamType::String)
+            },
+            Parameter {
+                default: Some(json!(1)),
+                minimum: Some(1.0),
+                maximum: Some(8.0),
+                maximum_from: Some("cluster".into()),
+                ..param("gpus", ParamType::Integer)
+            },
+            Parameter {
+                choices: Some(vec![json!("small"), json!("large")]),
+                default: Some(json!("small")),
+                ..param("size", ParamType::String)
+            },
+            Parameter {
+                items: Some(ItemSchema {
+                    kind: ParamType::String,
+                    min_length: None,
+                    max_length: Some(30),
+                    pattern: Some("^[a-z][a-z0-9_]*$".into()),
+                    format: None,
+                    choices: None,
+                }),
+                min_items: Some(1),
+                max_items: Some(3),
+                unique_items: true,
+                default: Some(json!(["app"])),
+                ..param("databases", ParamType::Array)
+            },
+            param("backup", ParamType::Boolean),
+            Parameter {
+                pattern: Some("^[a-z ]*$".into()),
+                ..param("note", ParamType::String)
+            },
+        ],
+    }
+}
+
+fn catalog() -> CatalogContext {
+    CatalogContext {
+        gpu_clusters: vec![CatalogOption {
+            value: "gpu-sp-01".into(),
+            label: "gpu-sp-01".into(),
+            detail: "1× NVIDIA RTX A5000".into(),
+            capacity: Some(1),
+        }],
+    }
+}
+
+fn codes(r: Result<Map<String, Value>, Vec<FieldError>>) -> Vec<(String, ErrorCode)> {
+    r.expect_err("expected errors")
+        .into_iter()
+        .map(|e| (e.field, e.code))
+        .collect()
+}
+
+#[test]
+fn the_example_manifest_has_no_problems() {
+    assert_eq!(workspace().problems(), vec![]);
+}
+
+#[test]
+fn valid_values_come_back_with_defaults_applied_and_absent_ones_as_null() {
+    let out = validate(
+        &workspace(),
+        &json!({"name": "nlp", "cluster": "gpu-sp-01"}),
+        &catalog(),
+    )
+    .unwrap();
+
+    assert_eq!(
+        Value::Object(out),
+        json!({"name": "nlp", "cluster": "gpu-sp-01", "gpus": 1, "size": "small",
+               "databases": ["app"], "backup": null, "note": null})
+    );
+}
+
+#[test]
+fn every_invalid_field_is_reported_at_once() {
+    let r = validate(
+        &workspace(),
+        &json!({"name": "Not A Label", "cluster": "nowhere", "gpus": 99, "size": "huge",
+                "backup": "yes", "extra": 1}),
+        &catalog(),
+    );
+
+    let mut got = codes(r);
+    got.sort();
+    assert_eq!(
+        got,
+        vec![
+            ("backup".into(), ErrorCode::WrongType),
+            ("cluster".into(), ErrorCode::NotAnOption),
+            ("extra".into(), ErrorCode::UnknownField),
+            ("gpus".into(), ErrorCode::TooLarge),
+            ("name".into(), ErrorCode::NotDnsLabel),
+            ("size".into(), ErrorCode::NotInEnum),
+        ]
+    );
+}
+
+#[test]
+fn more_gpus_than_the_chosen_cluster_has_is_refused_naming_the_capacity() {
+    let errors = validate(
+        &workspace(),
+        &json!({"name": "nlp", "cluster": "gpu-sp-01", "gpus": 2}),
+        &catalog(),
+    )
+    .unwrap_err();
+
+    assert_eq!(errors.len(), 1);
+    let e = &errors[0];
+    assert_eq!(e.field, "gpus");
+    assert_eq!(e.code, ErrorCode::ExceedsCapacity);
+    assert_eq!(e.args["capacity"], json!(1));
+    assert_eq!(e.args["option"], json!("gpu-sp-01"));
+    assert_eq!(
+        e.message,
+        "2 asked for, but gpu-sp-01 has 1 (1× NVIDIA RTX A5000)"
+    );
+}
+
+#[test]
+fn a_missing_required_value_is_refused() {
+    let got = codes(validate(
+        &workspace(),
+        &json!({"cluster": "gpu-sp-01"}),
+        &catalog(),
+    ));
+
+    assert_eq!(got, vec![("name".into(), ErrorCode::Required)]);
+}
+
+#[test]
+fn values_that_are_not_an_object_are_refused() {
+    let got = codes(validate(&workspace(), &json!(["name"]), &catalog()));
+
+    assert_eq!(got, vec![(String::new(), ErrorCode::NotAnObject)]);
+}
+
+#[test]
+fn newlines_and_invisible_characters_are_refused_in_any_string() {
+    for hostile in ["a\nb: c", "a\u{202E}b", "x\u{200B}", "\u{1b}[31m", "a\tb"] {
+        let got = codes(validate(
+            &workspace(),
+            &json!({"name": "ok", "cluster": "gpu-sp-01", "note": hostile}),
+            &catalog(),
+        ));
+        assert_eq!(
+            got,
+            vec![("note".into(), ErrorCode::ForbiddenCharacter)],
+            "{hostile:?}"
+        );
+    }
+}
+
+#[test]
+fn overlong_strings_are_refused_even_without_a_max_length() {
+    let long = "a".repeat(DEFAULT_MAX_LENGTH as usize + 1);
+
+    let errors = validate(
+        &workspace(),
+        &json!({"name": "ok", "cluster": "gpu-sp-01", "note": long}),
+        &catalog(),
+    )
+    .unwrap_err();
+
+    assert_eq!(errors[0].code, ErrorCode::TooLong);
+    assert_eq!(errors[0].args["max_length"], json!(DEFAULT_MAX_LENGTH));
+}
+
+#[test]
+fn array_items_are_checked_one_by_one_with_their_index() {
+    let errors = validate(
+        &workspace(),
+        &json!({"name": "ok", "cluster": "gpu-sp-01", "databases": ["app", "Bad-Name"]}),
+        &catalog(),
+    )
+    .unwrap_err();
+
+    assert_eq!(errors[0].code, ErrorCode::Pattern);
+    assert_eq!(errors[0].args["index"], json!(1));
+}
+
+#[test]
+fn repeated_and_too_many_items_are_refused() {
+    let dup = codes(validate(
+        &workspace(),
+        &json!({"name": "ok", "cluster": "gpu-sp-01", "databases": ["a", "a"]}),
+        &catalog(),
+    ));
+    let many = codes(validate(
+        &workspace(),
+        &json!({"name": "ok", "cluster": "gpu-sp-01", "databases": ["a", "b", "c", "d"]}),
+        &catalog(),
+    ));
+
+    assert_eq!(dup, vec![("databases".into(), ErrorCode::DuplicateItem)]);
+    assert_eq!(many, vec![("databases".into(), ErrorCode::TooManyItems)]);
+}
+
+#[test]
+fn whole_floats_count_as_integers_and_fractions_do_not() {
+    let ok = validate(
+        &workspace(),
+        &json!({"name": "ok", "cluster": "gpu-sp-01", "gpus": 1.0}),
+        &catalog(),
+    )
+    .unwrap();
+    let bad = codes(validate(
+        &workspace(),
+        &json!({"name": "ok", "cluster": "gpu-sp-01", "gpus": 1.5}),
+        &catalog(),
+    ));
+
+    assert_eq!(ok["gpus"], json!(1));
+    assert_eq!(bad, vec![("gpus".into(), ErrorCode::WrongType)]);
+}
+
+#[test]
+fn a_numeric_string_is_not_an_integer() {
+    let got = codes(validate(
+        &workspace(),
+        &json!({"name": "ok", "cluster": "gpu-sp-01", "gpus": "1"}),
+        &catalog(),
+    ));
+
+    assert_eq!(got, vec![("gpus".into(), ErrorCode::WrongType)]);
+}
+
+#[test]
+fn gpu_clusters_are_the_catalog_items_that_record_gpus() {
+    use crate::model::{Catalog, Gpu, Item, ItemKind, State};
+    let item = |id: &str, gpus: Vec<Gpu>| Item {
+        id: id.into(),
+        name: format!("{id} name"),
+        kind: ItemKind::Component,
+        layer: "l8b".into(),
+        sites: vec![],
+        hosts: vec![],
+        state: State::Validated,
+        qualifier: None,
+        notes: String::new(),
+        evidence: vec![],
+        iac: None,
+        reason: None,
+        criterion: None,
+        depends_on: vec![],
+        decisions: vec![],
+        phase: None,
+        gpus,
+        tags: vec![],
+    };
+    let gpu = |model: &str, count| Gpu {
+        model: model.into(),
+        count,
+    };
+    let catalog = Catalog {
+        items: vec![
+            item("no-gpus", vec![]),
+            item("two-kinds", vec![gpu("A5000", 2), gpu("A5500", 1)]),
+            item("zero", vec![gpu("A5000", 0)]),
+        ],
+        ..Catalog::default()
+    };
+    let snapshot = Snapshot::new(catalog, String::new(), None);
+
+    let ctx = CatalogContext::from_snapshot(&snapshot);
+
+    assert_eq!(
+        ctx.gpu_clusters,
+        vec![CatalogOption {
+            value: "two-kinds".into(),
+            label: "two-kinds name".into(),
+            detail: "2× A5000, 1× A5500".into(),
+            capacity: Some(3),
+        }]
+    );
+}
+
+#[test]
+fn manifest_problems_name_the_parameter() {
+    let mut m = workspace();
+    m.parameters.push(Parameter {
+        pattern: Some("(".into()),
+        ..param("broken", ParamType::String)
+    });
+    m.parameters.push(Parameter {
+        minimum: Some(1.0),
+        ..param("flag", ParamType::Boolean)
+    });
+    m.parameters.push(param("now", ParamType::String));
+    m.parameters.push(Parameter {
+        default: Some(json!(10)),
+        maximum: Some(5.0),
+        ..param("n", ParamType::Integer)
+    });
+    m.parameters.push(param("name", ParamType::String));
+
+    let problems: Vec<(Option<String>, String)> = m
+        .problems()
+        .into_iter()
+        .map(|p| (p.parameter, p.message))
+        .collect();
+
+    let has = |name: &str, text: &str| {
+        problems
+            .iter()
+            .any(|(p, m)| p.as_deref() == Some(name) && m.contains(text))
+    };
+    assert!(has("broken", "pattern does not compile"), "{problems:?}");
+    assert!(
+        has("flag", "`minimum` applies to numbers only"),
+        "{problems:?}"
+    );
+    assert!(has("now", "reserved"), "{problems:?}");
+    assert!(
+        has("n", "the default is invalid: must be at most 5"),
+        "{problems:?}"
+    );
+    assert!(has("name", "declared twice"), "{problems:?}");
+}
+
+#[test]
+fn access_lets_listed_roles_and_groups_and_admins_in() {
+    let mut m = workspace();
+    m.access = Access {
+        roles: vec![],
+        groups: vec!["gpu-users".into()],
+    };
+
+    assert!(m.may_use(Role::Admin, &[]));
+    assert!(m.may_use(Role::Researcher, &["gpu-users".into()]));
+    assert!(!m.may_use(Role::Researcher, &["others".into()]));
+    m.access = Access::default();
+    assert!(m.may_use(Role::Researcher, &[]));
+}
+
+#[test]
+fn dns_labels_follow_rfc_1123() {
+    for ok in ["a", "a-b", "0a", &"a".repeat(63)] {
+        assert!(is_dns_label(ok), "{ok}");
+    }
+    for bad in ["", "-a", "a-", "A", "a_b", "a.b", &"a".repeat(64), "ａ"] {
+        assert!(!is_dns_label(bad), "{bad}");
+    }
+}
+
+mod properties {
+    use proptest::prelude::*;
+    use serde_json::{Map, Value, json};
+
+    use super::super::*;
+    use super::{catalog, workspace};
+
+    /// Any JSON value: scalars of every type, nested arrays and objects, keys that are often
+    /// parameter names.
+    fn any_json() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>().prop_map(|f| json!(f)),
+            "\\PC{0,40}".prop_map(Value::from),
+            any::<String>().prop_map(Value::from),
+        ];
+        leaf.prop_recursive(3, 24, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::from),
+                prop::collection::btree_map(
+                    prop_oneof![
+                        Just("name".to_owned()),
+                        Just("cluster".to_owned()),
+                        Just("gpus".to_owned()),
+                        Just("databases".to_owned()),
+                        Just("note".to_owned()),
+                        "[a-z]{1,8}",
+                    ],
+                    inner,
+                    0..6
+                )
+                .prop_map(|m| Value::Object(m.into_iter().collect::<Map<_, _>>())),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Validation never panics, and what it accepts it accepts again unchanged.
+        #[test]
+        fn validation_never_panics_and_its_output_validates_to_itself(values in any_json()) {
+            if let Ok(normalized) = validate(&workspace(), &values, &catalog()) {
+                let again = validate(&workspace(), &Value::Object(normalized.clone()), &catalog());
+                prop_assert_eq!(again, Ok(normalized));
+            }
+        }
+
+        /// Every error names a parameter or an unknown key of the input, and no message holds a
+        /// control character.
+        #[test]
+        fn every_error_names_a_field_and_prints_safely(values in any_json()) {
+            if let Err(errors) = validate(&workspace(), &values, &catalog()) {
+                prop_assert!(!errors.is_empty());
+                for e in errors {
+                    prop_assert!(!e.message.chars().any(is_forbidden_char), "{:?}", e.message);
+                    prop_assert!(!e.field.chars().any(is_forbidden_char), "{:?}", e.field);
+                }
+            }
+        }
+    }
+}
