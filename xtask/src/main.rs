@@ -149,6 +149,8 @@ fn setup(for_tests: bool) -> Result<()> {
         npm_ci(Path::new("tests/browser"))?;
         // The OpenID provider the sign-in tests start.
         npm_ci(Path::new("tests/oidc"))?;
+        // GitHub's OpenAPI description and webhook examples the forge fakes check against.
+        npm_ci(Path::new("tests/forges"))?;
     }
     Ok(())
 }

@@ -5,10 +5,24 @@
 //! a branch with that name, a pull request for that branch — is found and reused, so a worker
 //! that crashed between two steps resumes without opening a second pull request.
 
-use std::fmt;
+use std::{fmt, sync::Arc};
 
 use async_trait::async_trait;
+use secrecy::SecretString;
 use serde::{Deserialize, Serialize};
+use url::Url;
+
+mod client;
+pub mod gitea;
+pub mod github;
+pub mod gitlab;
+pub mod webhook;
+
+pub use client::DEFAULT_TIMEOUT;
+pub use gitea::Gitea;
+pub use github::GitHub;
+pub use gitlab::GitLab;
+pub use webhook::verify_and_parse;
 
 /// Which kind of forge (`MIRANTE_FORGE`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -222,4 +236,217 @@ pub enum WebhookError {
     /// Signed correctly but not a payload this forge sends (answer 400).
     #[error("the webhook payload is malformed: {0}")]
     Malformed(String),
+}
+
+/// Why a hosted forge could not be set up from configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum HostedForgeError {
+    /// `MIRANTE_FORGE` names a forge that is not hosted (`local`).
+    #[error("{0} is not a hosted forge")]
+    NotHosted(ForgeKind),
+    /// Gitea and Forgejo have no public default: `MIRANTE_FORGE_URL` is required.
+    #[error("MIRANTE_FORGE_URL is required for {0}")]
+    UrlRequired(ForgeKind),
+    /// The URL, repository or token cannot be used.
+    #[error("{kind}: {reason}")]
+    Invalid {
+        /// The forge being configured.
+        kind: ForgeKind,
+        /// What is wrong (never the token itself).
+        reason: String,
+    },
+}
+
+/// The API URL a forge is reached at when `MIRANTE_FORGE_URL` is unset (Gitea has none).
+pub fn default_api_url(kind: ForgeKind) -> Option<Url> {
+    let url = match kind {
+        ForgeKind::Github => github::DEFAULT_API_URL,
+        ForgeKind::Gitlab => gitlab::DEFAULT_API_URL,
+        ForgeKind::Gitea | ForgeKind::Local => return None,
+    };
+    Url::parse(url).ok()
+}
+
+/// The API URL for a configured forge URL. People often give the address they open in a
+/// browser, so the API path is added when it is missing: `https://github.example.org` becomes
+/// `https://github.example.org/api/v3` (GitHub Enterprise Server; `https://github.com` becomes
+/// `https://api.github.com`), GitLab gets `/api/v4` and Gitea/Forgejo `/api/v1`.
+pub fn api_url(kind: ForgeKind, configured: Option<&Url>) -> Result<Url, HostedForgeError> {
+    let Some(url) = configured else {
+        return default_api_url(kind).ok_or(match kind {
+            ForgeKind::Local => HostedForgeError::NotHosted(kind),
+            _ => HostedForgeError::UrlRequired(kind),
+        });
+    };
+    let suffix = match kind {
+        ForgeKind::Local => return Err(HostedForgeError::NotHosted(kind)),
+        ForgeKind::Github if url.host_str() == Some("github.com") => {
+            return default_api_url(kind).ok_or(HostedForgeError::UrlRequired(kind));
+        }
+        ForgeKind::Github if url.host_str() == Some("api.github.com") => "",
+        ForgeKind::Github => "/api/v3",
+        ForgeKind::Gitlab => "/api/v4",
+        ForgeKind::Gitea => "/api/v1",
+    };
+    let mut url = url.clone();
+    let path = url.path().trim_end_matches('/').to_owned();
+    if !suffix.is_empty() && !path.ends_with(suffix) {
+        url.set_path(&format!("{path}{suffix}"));
+    }
+    Ok(url)
+}
+
+/// A hosted forge from configuration: `MIRANTE_FORGE` (`kind`), `MIRANTE_FORGE_URL`
+/// (`url`, see [`api_url`]), `MIRANTE_MONOREPO` (`repo`: `owner/name`, or the project path on
+/// GitLab) and `MIRANTE_FORGE_TOKEN` (`token`). `http` should not follow redirects blindly
+/// nor carry cookies; every call gets its own timeout ([`DEFAULT_TIMEOUT`]).
+pub fn hosted(
+    kind: ForgeKind,
+    url: Option<&Url>,
+    repo: &str,
+    token: SecretString,
+    http: reqwest::Client,
+) -> Result<Arc<dyn Forge>, HostedForgeError> {
+    let api = api_url(kind, url)?;
+    let invalid = |reason: String| HostedForgeError::Invalid { kind, reason };
+    Ok(match kind {
+        ForgeKind::Github => Arc::new(GitHub::new(&api, repo, token, http).map_err(invalid)?),
+        ForgeKind::Gitlab => Arc::new(GitLab::new(&api, repo, token, http).map_err(invalid)?),
+        ForgeKind::Gitea => Arc::new(Gitea::new(&api, repo, token, http).map_err(invalid)?),
+        ForgeKind::Local => return Err(HostedForgeError::NotHosted(kind)),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url(s: &str) -> Url {
+        Url::parse(s).unwrap()
+    }
+
+    #[test]
+    fn each_hosted_forge_has_its_api_url_from_a_browser_address() {
+        assert_eq!(
+            api_url(ForgeKind::Github, None).unwrap().as_str(),
+            "https://api.github.com/"
+        );
+        assert_eq!(
+            api_url(ForgeKind::Github, Some(&url("https://github.com")))
+                .unwrap()
+                .as_str(),
+            "https://api.github.com/"
+        );
+        assert_eq!(
+            api_url(ForgeKind::Github, Some(&url("https://ghe.example.org/")))
+                .unwrap()
+                .as_str(),
+            "https://ghe.example.org/api/v3"
+        );
+        assert_eq!(
+            api_url(ForgeKind::Gitlab, None).unwrap().as_str(),
+            "https://gitlab.com/api/v4"
+        );
+        assert_eq!(
+            api_url(
+                ForgeKind::Gitlab,
+                Some(&url("https://git.example.org/api/v4"))
+            )
+            .unwrap()
+            .as_str(),
+            "https://git.example.org/api/v4"
+        );
+        assert_eq!(
+            api_url(ForgeKind::Gitea, Some(&url("https://codeberg.org")))
+                .unwrap()
+                .as_str(),
+            "https://codeberg.org/api/v1"
+        );
+    }
+
+    #[test]
+    fn a_hosted_forge_never_shows_its_token_when_debugged() {
+        let token = "glpat-very-secret-token-value";
+        let api = url("https://git.example.org/api/v4");
+        let shown = [
+            format!(
+                "{:?}",
+                GitHub::new(
+                    &api,
+                    "a/b",
+                    SecretString::from(token),
+                    reqwest::Client::new()
+                )
+                .unwrap()
+            ),
+            format!(
+                "{:?}",
+                GitLab::new(
+                    &api,
+                    "a/b",
+                    SecretString::from(token),
+                    reqwest::Client::new()
+                )
+                .unwrap()
+            ),
+            format!(
+                "{:?}",
+                Gitea::new(
+                    &api,
+                    "a/b",
+                    SecretString::from(token),
+                    reqwest::Client::new()
+                )
+                .unwrap()
+            ),
+        ];
+        for shown in shown {
+            assert!(!shown.contains(token), "{shown}");
+            assert!(shown.contains("git.example.org"), "{shown}");
+        }
+    }
+
+    #[test]
+    fn gitea_without_a_url_and_the_local_forge_are_refused() {
+        assert!(matches!(
+            api_url(ForgeKind::Gitea, None),
+            Err(HostedForgeError::UrlRequired(ForgeKind::Gitea))
+        ));
+        assert!(matches!(
+            hosted(
+                ForgeKind::Local,
+                None,
+                "a/b",
+                SecretString::from("t"),
+                reqwest::Client::new()
+            ),
+            Err(HostedForgeError::NotHosted(ForgeKind::Local))
+        ));
+    }
+
+    #[test]
+    fn a_repository_that_is_not_owner_slash_name_is_refused() {
+        for bad in ["", "justone", "a/b/c", "/b"] {
+            let err = hosted(
+                ForgeKind::Github,
+                None,
+                bad,
+                SecretString::from("t"),
+                reqwest::Client::new(),
+            )
+            .err()
+            .unwrap_or_else(|| panic!("{bad:?} accepted"));
+            assert!(matches!(err, HostedForgeError::Invalid { .. }), "{err}");
+        }
+        assert!(
+            hosted(
+                ForgeKind::Gitlab,
+                None,
+                "group/sub/project",
+                SecretString::from("t"),
+                reqwest::Client::new()
+            )
+            .is_ok()
+        );
+    }
 }

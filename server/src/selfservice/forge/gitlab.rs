@@ -1,0 +1,343 @@
+//! GitLab, on gitlab.com or self-managed (REST API v4).
+//!
+//! The project is addressed by its URL-encoded path. A branch is made by one call to the
+//! commits API with `start_branch` and one action per file (`create`, or `update` when the
+//! file is on the base branch); merge requests use the merge requests API. Endpoints:
+//! <https://docs.gitlab.com/api/commits/#create-a-commit-with-multiple-files-and-actions>,
+//! <https://docs.gitlab.com/api/merge_requests/>, <https://docs.gitlab.com/api/branches/>,
+//! <https://docs.gitlab.com/api/repository_files/>, <https://docs.gitlab.com/api/repositories/>.
+
+use std::{collections::BTreeSet, time::Duration};
+
+use async_trait::async_trait;
+use reqwest::{Method, StatusCode};
+use secrecy::SecretString;
+use serde::Deserialize;
+use serde_json::json;
+use url::Url;
+
+use super::{
+    BranchSpec, Forge, ForgeError, ForgeKind, ForgeResult, PullRequest, PullRequestSpec,
+    PullRequestState,
+    client::{Api, decode_base64_text},
+};
+
+/// gitlab.com's API.
+pub const DEFAULT_API_URL: &str = "https://gitlab.com/api/v4";
+
+/// Diff pages are read this many entries at a time.
+const PER_PAGE: usize = 100;
+
+/// A project on GitLab, reached with a project (or personal) access token with the `api`
+/// scope.
+#[derive(Debug, Clone)]
+pub struct GitLab {
+    api: Api,
+    project: String,
+}
+
+#[derive(Deserialize)]
+struct Branch {
+    commit: CommitId,
+}
+
+#[derive(Deserialize)]
+struct CommitId {
+    id: String,
+}
+
+#[derive(Deserialize)]
+struct Commit {
+    id: String,
+    #[serde(default)]
+    parent_ids: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct File {
+    content: String,
+    #[serde(default)]
+    encoding: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct DiffEntry {
+    new_path: String,
+    #[serde(default)]
+    deleted_file: bool,
+}
+
+#[derive(Deserialize)]
+struct MergeRequest {
+    iid: u64,
+    web_url: String,
+    state: String,
+    source_branch: String,
+}
+
+impl From<MergeRequest> for PullRequest {
+    fn from(mr: MergeRequest) -> Self {
+        let state = match mr.state.as_str() {
+            "merged" => PullRequestState::Merged,
+            "opened" | "locked" => PullRequestState::Open,
+            _ => PullRequestState::Closed,
+        };
+        PullRequest {
+            number: mr.iid,
+            url: mr.web_url,
+            branch: mr.source_branch,
+            state,
+        }
+    }
+}
+
+impl GitLab {
+    /// `api_url` ends in `/api/v4`; `project` is the project's path, e.g. `infra/devops`.
+    /// The token goes in `Authorization: Bearer`, which GitLab accepts for personal, project
+    /// and group access tokens as it does `PRIVATE-TOKEN`; unlike a custom header, HTTP
+    /// clients drop it when a redirect leads to another host.
+    pub fn new(
+        api_url: &Url,
+        project: &str,
+        token: SecretString,
+        http: reqwest::Client,
+    ) -> Result<Self, String> {
+        let project = project.trim().trim_matches('/');
+        if project.is_empty() || !project.contains('/') || project.split('/').any(str::is_empty) {
+            return Err(format!(
+                "the GitLab project must be its path, e.g. group/project, not {project:?}"
+            ));
+        }
+        let api = Api::new(
+            ForgeKind::Gitlab,
+            http,
+            api_url,
+            (reqwest::header::AUTHORIZATION, "Bearer {token}"),
+            token,
+            &[(reqwest::header::ACCEPT, "application/json")],
+        )?;
+        Ok(GitLab {
+            api,
+            project: project.trim_end_matches(".git").to_owned(),
+        })
+    }
+
+    /// Changes how long one call may take (30 s by default).
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.api.set_timeout(timeout);
+        self
+    }
+
+    /// `/projects/<url-encoded path>/…`: the path is one segment, so its `/` become `%2F`.
+    fn project_url<'a>(&'a self, rest: impl IntoIterator<Item = &'a str>) -> Url {
+        let mut all = vec!["projects", self.project.as_str()];
+        all.extend(rest);
+        self.api.url(all)
+    }
+
+    fn file_url(&self, rev: &str, path: &str) -> Url {
+        // The file path is one URL-encoded segment as well.
+        let mut url = self.project_url(["repository", "files", path]);
+        url.query_pairs_mut().append_pair("ref", rev);
+        url
+    }
+
+    async fn file(&self, rev: &str, path: &str) -> ForgeResult<Option<File>> {
+        self.api.get_optional(self.file_url(rev, path)).await
+    }
+
+    /// The paths a commit adds or changes, across the diff's pages.
+    async fn changed_paths(&self, sha: &str) -> ForgeResult<BTreeSet<String>> {
+        let mut paths = BTreeSet::new();
+        for page in 1.. {
+            let mut url = self.project_url(["repository", "commits", sha, "diff"]);
+            url.query_pairs_mut()
+                .append_pair("per_page", &PER_PAGE.to_string())
+                .append_pair("page", &page.to_string());
+            let diff: Vec<DiffEntry> = self.api.get(url).await?;
+            let len = diff.len();
+            for entry in diff {
+                if entry.deleted_file {
+                    // We never delete: a deletion means it is not our commit.
+                    paths.insert(format!("\0deleted {}", entry.new_path));
+                } else {
+                    paths.insert(entry.new_path);
+                }
+            }
+            if len < PER_PAGE {
+                break;
+            }
+        }
+        Ok(paths)
+    }
+
+    /// An existing branch is ours to reuse when its tip is one commit that changes exactly
+    /// our files and they hold exactly our content.
+    async fn reuse_existing(&self, tip: String, spec: &BranchSpec) -> ForgeResult<String> {
+        let commit: Commit = self
+            .api
+            .get(self.project_url(["repository", "commits", tip.as_str()]))
+            .await?;
+        if commit.parent_ids.len() != 1 {
+            return Err(self.conflict(spec));
+        }
+        let ours: BTreeSet<String> = spec.files.iter().map(|f| f.path.clone()).collect();
+        if self.changed_paths(&commit.id).await? != ours {
+            return Err(self.conflict(spec));
+        }
+        for file in &spec.files {
+            if self.read_file(&commit.id, &file.path).await?.as_deref()
+                != Some(file.content.as_str())
+            {
+                return Err(self.conflict(spec));
+            }
+        }
+        Ok(commit.id)
+    }
+
+    fn conflict(&self, spec: &BranchSpec) -> ForgeError {
+        ForgeError::Conflict(format!(
+            "gitlab: branch {} exists in {} with other content",
+            spec.branch, self.project
+        ))
+    }
+}
+
+#[async_trait]
+impl Forge for GitLab {
+    fn kind(&self) -> ForgeKind {
+        ForgeKind::Gitlab
+    }
+
+    async fn branch_head(&self, branch: &str) -> ForgeResult<Option<String>> {
+        let found: Option<Branch> = self
+            .api
+            .get_optional(self.project_url(["repository", "branches", branch]))
+            .await?;
+        Ok(found.map(|b| b.commit.id))
+    }
+
+    async fn read_file(&self, rev: &str, path: &str) -> ForgeResult<Option<String>> {
+        let Some(file) = self.file(rev, path).await? else {
+            return Ok(None);
+        };
+        let what = format!("gitlab: {path} on {rev}");
+        match file.encoding.as_deref() {
+            Some("base64") => decode_base64_text(&file.content, &what).map(Some),
+            _ => Ok(Some(file.content)),
+        }
+    }
+
+    async fn path_exists(&self, rev: &str, path: &str) -> ForgeResult<bool> {
+        if self.file(rev, path).await?.is_some() {
+            return Ok(true);
+        }
+        // Not a file: a directory has entries in the tree (a missing one answers 404).
+        let mut url = self.project_url(["repository", "tree"]);
+        url.query_pairs_mut()
+            .append_pair("path", path)
+            .append_pair("ref", rev)
+            .append_pair("per_page", "1");
+        let entries: Option<Vec<serde::de::IgnoredAny>> = self.api.get_optional(url).await?;
+        Ok(entries.is_some_and(|e| !e.is_empty()))
+    }
+
+    async fn create_branch(&self, spec: &BranchSpec) -> ForgeResult<String> {
+        if let Some(tip) = self.branch_head(&spec.branch).await? {
+            return self.reuse_existing(tip, spec).await;
+        }
+        let mut actions = Vec::with_capacity(spec.files.len());
+        for file in &spec.files {
+            let action = if self.file(&spec.base, &file.path).await?.is_some() {
+                "update"
+            } else {
+                "create"
+            };
+            actions.push(json!({
+                "action": action,
+                "file_path": file.path,
+                "content": file.content,
+                "encoding": "text",
+            }));
+        }
+        let reply = self
+            .api
+            .send(
+                Method::POST,
+                self.project_url(["repository", "commits"]),
+                Some(&json!({
+                    "branch": spec.branch,
+                    "start_branch": spec.base,
+                    "commit_message": spec.message,
+                    "author_name": spec.author.name,
+                    "author_email": spec.author.email,
+                    "actions": actions,
+                })),
+            )
+            .await?;
+        if reply.is_success() {
+            return reply.json::<Commit>().map(|c| c.id);
+        }
+        // "A branch called … already exists": made since we looked; reuse it if the same.
+        if reply.status.is_client_error()
+            && reply.status != StatusCode::UNAUTHORIZED
+            && reply.status != StatusCode::FORBIDDEN
+            && reply.message().contains("already exists")
+            && let Some(tip) = self.branch_head(&spec.branch).await?
+        {
+            return self.reuse_existing(tip, spec).await;
+        }
+        Err(reply.into_error())
+    }
+
+    async fn find_pull_request(&self, branch: &str) -> ForgeResult<Option<PullRequest>> {
+        let mut url = self.project_url(["merge_requests"]);
+        url.query_pairs_mut()
+            // Without `state`, every state is listed.
+            .append_pair("source_branch", branch)
+            .append_pair("per_page", "100");
+        let found: Vec<MergeRequest> = self.api.get(url).await?;
+        let mut found: Vec<PullRequest> = found
+            .into_iter()
+            .filter(|mr| mr.source_branch == branch)
+            .map(PullRequest::from)
+            .collect();
+        let open = found.iter().position(|p| p.state == PullRequestState::Open);
+        Ok(match open {
+            Some(i) => Some(found.swap_remove(i)),
+            None => found.into_iter().next(),
+        })
+    }
+
+    async fn open_pull_request(&self, spec: &PullRequestSpec) -> ForgeResult<PullRequest> {
+        let reply = self
+            .api
+            .send(
+                Method::POST,
+                self.project_url(["merge_requests"]),
+                Some(&json!({
+                    "source_branch": spec.branch,
+                    "target_branch": spec.base,
+                    "title": spec.title,
+                    "description": spec.body,
+                })),
+            )
+            .await?;
+        // "Another open merge request already exists for this source branch".
+        if reply.status == StatusCode::CONFLICT && reply.message().contains("already exists") {
+            return self
+                .find_pull_request(&spec.branch)
+                .await?
+                .ok_or_else(|| reply.into_error());
+        }
+        reply.json::<MergeRequest>().map(PullRequest::from)
+    }
+
+    async fn pull_request(&self, number: u64) -> ForgeResult<PullRequest> {
+        let number = number.to_string();
+        self.api
+            .get::<MergeRequest>(self.project_url(["merge_requests", number.as_str()]))
+            .await
+            .map(PullRequest::from)
+    }
+}

@@ -1,0 +1,495 @@
+//! A fake forge: a real HTTP server on 127.0.0.1:0 that checks every request against the
+//! forge's contract (an undocumented request is answered 400 and fails the test), then
+//! answers as the forge does from an in-memory repository: branches, commits, pull requests.
+
+use std::{
+    collections::{BTreeMap, HashMap, VecDeque},
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use axum::{
+    Router,
+    body::{Body, to_bytes},
+    extract::{Request, State},
+    http::StatusCode,
+    response::{IntoResponse, Response},
+};
+use mirante::selfservice::forge::Forge;
+use reqwest::Url;
+use secrecy::SecretString;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use super::contract::{Op, Req};
+
+/// The token the fake accepts.
+pub const TOKEN: &str = "forge-token-3b9f4e27c1d8a6";
+
+/// What a fake answers.
+pub struct Answer {
+    pub status: u16,
+    pub body: Value,
+}
+
+impl Answer {
+    pub fn new(status: u16, body: Value) -> Answer {
+        Answer { status, body }
+    }
+}
+
+/// One forge's contract and behaviour.
+pub trait Model: Send + 'static {
+    /// Where the API lives on the host, e.g. `/api/v3`.
+    const PREFIX: &'static str;
+    /// The operation that makes a commit.
+    const COMMIT_OP: &'static str;
+    /// The operation that opens a pull request.
+    const OPEN_PULL_OP: &'static str;
+
+    fn new(repo: Repo) -> Self;
+    /// Checks method, path, query, headers and body against the documented API.
+    fn check(&self, req: &Req) -> Result<Op, Vec<String>>;
+    /// The token the request carries, in this forge's header.
+    fn token<'r>(&self, req: &'r Req) -> Option<&'r str>;
+    /// The forge's answer to a refused token.
+    fn unauthorized() -> Answer;
+    /// The forge's answer.
+    fn answer(&mut self, op: &Op, req: &Req) -> Answer;
+    fn repo(&mut self) -> &mut Repo;
+    /// The client under test, with a short timeout.
+    fn forge(api: &Url, token: SecretString) -> Arc<dyn Forge>;
+}
+
+/// A scripted answer for the next call of an operation.
+struct Fault {
+    op: &'static str,
+    status: u16,
+    body: Value,
+    delay: Duration,
+}
+
+struct Shared<M> {
+    model: Mutex<M>,
+    calls: Mutex<Vec<String>>,
+    violations: Mutex<Vec<String>>,
+    faults: Mutex<VecDeque<Fault>>,
+}
+
+/// A running fake forge.
+pub struct Fake<M: Model> {
+    /// The API base URL (`http://127.0.0.1:PORT/api/...`).
+    pub api: Url,
+    shared: Arc<Shared<M>>,
+    server: tokio::task::JoinHandle<()>,
+}
+
+impl<M: Model> Drop for Fake<M> {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+impl<M: Model> Fake<M> {
+    pub async fn start() -> Fake<M> {
+        Self::start_with(Repo::seeded()).await
+    }
+
+    pub async fn start_with(repo: Repo) -> Fake<M> {
+        let shared = Arc::new(Shared {
+            model: Mutex::new(M::new(repo)),
+            calls: Mutex::new(Vec::new()),
+            violations: Mutex::new(Vec::new()),
+            faults: Mutex::new(VecDeque::new()),
+        });
+        let app = Router::new()
+            .fallback(handle::<M>)
+            .with_state(shared.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = tokio::spawn(async move {
+            axum::serve(listener, app).await.unwrap();
+        });
+        let api = Url::parse(&format!("http://127.0.0.1:{port}{}", M::PREFIX)).unwrap();
+        Fake {
+            api,
+            shared,
+            server,
+        }
+    }
+
+    /// The client under test, with the token the fake accepts.
+    pub fn forge(&self) -> Arc<dyn Forge> {
+        M::forge(&self.api, SecretString::from(TOKEN))
+    }
+
+    /// The client under test with another token.
+    pub fn forge_with_token(&self, token: &str) -> Arc<dyn Forge> {
+        M::forge(&self.api, SecretString::from(token))
+    }
+
+    /// The next call of `op` gets this answer instead of the forge's.
+    pub fn fail_next(&self, op: &'static str, status: u16, body: Value) {
+        self.shared.faults.lock().unwrap().push_back(Fault {
+            op,
+            status,
+            body,
+            delay: Duration::ZERO,
+        });
+    }
+
+    /// The next call of `op` is answered only after `delay`.
+    pub fn delay_next(&self, op: &'static str, delay: Duration) {
+        self.shared.faults.lock().unwrap().push_back(Fault {
+            op,
+            status: 0,
+            body: Value::Null,
+            delay,
+        });
+    }
+
+    /// How many calls of `op` the fake received.
+    pub fn calls(&self, op: &str) -> usize {
+        self.shared
+            .calls
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|c| *c == op)
+            .count()
+    }
+
+    /// Changes the repository behind the fake.
+    pub fn with_repo<T>(&self, f: impl FnOnce(&mut Repo) -> T) -> T {
+        f(self.shared.model.lock().unwrap().repo())
+    }
+
+    /// Fails the test if any request broke the contract.
+    pub fn assert_contract_kept(&self) {
+        let violations = self.shared.violations.lock().unwrap();
+        assert!(
+            violations.is_empty(),
+            "requests outside the forge's documented API:\n{}",
+            violations.join("\n")
+        );
+        assert!(
+            !self.shared.calls.lock().unwrap().is_empty(),
+            "the fake received no request"
+        );
+    }
+}
+
+async fn handle<M: Model>(State(shared): State<Arc<Shared<M>>>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let bytes = to_bytes(body, 10 << 20).await.unwrap_or_default();
+    let path = parts.uri.path();
+    let Some(rest) = path.strip_prefix(M::PREFIX) else {
+        shared.violations.lock().unwrap().push(format!(
+            "{} {path}: outside {}",
+            parts.method,
+            M::PREFIX
+        ));
+        return answer(Answer::new(404, json!({"message": "Not Found"})));
+    };
+    let segments = rest
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            percent_encoding::percent_decode_str(s)
+                .decode_utf8_lossy()
+                .into_owned()
+        })
+        .collect();
+    let query = parts
+        .uri
+        .query()
+        .map(|q| {
+            url::form_urlencoded::parse(q.as_bytes())
+                .into_owned()
+                .collect()
+        })
+        .unwrap_or_default();
+    let body = if bytes.is_empty() {
+        None
+    } else {
+        match serde_json::from_slice(&bytes) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                shared.violations.lock().unwrap().push(format!(
+                    "{} {path}: the body is not JSON: {e}",
+                    parts.method
+                ));
+                return answer(Answer::new(
+                    400,
+                    json!({"message": "Problems parsing JSON"}),
+                ));
+            }
+        }
+    };
+    let req = Req {
+        method: parts.method.clone(),
+        segments,
+        query,
+        headers: parts.headers.clone(),
+        body,
+    };
+
+    let checked = shared.model.lock().unwrap().check(&req);
+    let op = match checked {
+        Ok(op) => op,
+        Err(problems) => {
+            shared.violations.lock().unwrap().extend(problems);
+            return answer(Answer::new(400, json!({"message": "undocumented request"})));
+        }
+    };
+    shared.calls.lock().unwrap().push(op.id.clone());
+
+    let token_ok = shared.model.lock().unwrap().token(&req) == Some(TOKEN);
+    if !token_ok {
+        return answer(M::unauthorized());
+    }
+
+    let fault = {
+        let mut faults = shared.faults.lock().unwrap();
+        let at = faults.iter().position(|f| f.op == op.id);
+        at.and_then(|i| faults.remove(i))
+    };
+    if let Some(fault) = fault {
+        tokio::time::sleep(fault.delay).await;
+        if fault.status != 0 {
+            return answer(Answer::new(fault.status, fault.body));
+        }
+    }
+    let reply = shared.model.lock().unwrap().answer(&op, &req);
+    answer(reply)
+}
+
+fn answer(answer: Answer) -> Response {
+    let status = StatusCode::from_u16(answer.status).unwrap();
+    if answer.body.is_null() {
+        return status.into_response();
+    }
+    (
+        status,
+        [("content-type", "application/json; charset=utf-8")],
+        Body::from(answer.body.to_string()),
+    )
+        .into_response()
+}
+
+/// A commit in the fake repository: the whole tree (path → content) and its parents.
+#[derive(Debug, Clone)]
+pub struct Commit {
+    pub sha: String,
+    pub tree: BTreeMap<String, String>,
+    pub parents: Vec<String>,
+    pub message: String,
+    pub author: (String, String),
+}
+
+/// A pull request in the fake repository.
+#[derive(Debug, Clone)]
+pub struct Pull {
+    pub number: u64,
+    pub head: String,
+    pub base: String,
+    pub title: String,
+    pub body: String,
+    pub open: bool,
+    pub merged: bool,
+}
+
+/// The repository behind a fake: commits, branches, trees, blobs and pull requests.
+#[derive(Debug, Default)]
+pub struct Repo {
+    pub commits: HashMap<String, Commit>,
+    pub branches: BTreeMap<String, String>,
+    pub trees: HashMap<String, BTreeMap<String, String>>,
+    pub blobs: HashMap<String, String>,
+    pub pulls: Vec<Pull>,
+    counter: u64,
+}
+
+/// Files on `main` in every fake repository.
+pub fn seed_files() -> BTreeMap<String, String> {
+    BTreeMap::from([
+        ("README.md".to_owned(), "# devops\n".to_owned()),
+        (
+            "catalog/sites.yaml".to_owned(),
+            "sites:\n  - id: franca\n".to_owned(),
+        ),
+        (
+            "apps/shared/values.yaml".to_owned(),
+            "replicas: 1\n".to_owned(),
+        ),
+    ])
+}
+
+impl Repo {
+    /// A repository whose `main` has [`seed_files`].
+    pub fn seeded() -> Repo {
+        let mut repo = Repo::default();
+        let sha = repo.add_commit(
+            &[],
+            seed_files(),
+            "Initial commit",
+            ("Ops", "ops@example.org"),
+        );
+        repo.branches.insert("main".into(), sha);
+        repo
+    }
+
+    /// A content address for a tree or blob.
+    pub fn hash(kind: &str, text: &str) -> String {
+        let digest = Sha256::digest(format!("{kind}\0{text}").as_bytes());
+        hex::encode(digest)[..40].to_owned()
+    }
+
+    pub fn tree_sha(tree: &BTreeMap<String, String>) -> String {
+        let listing: String = tree
+            .iter()
+            .map(|(p, c)| format!("{p}\0{}\n", Repo::hash("blob", c)))
+            .collect();
+        Repo::hash("tree", &listing)
+    }
+
+    pub fn add_commit(
+        &mut self,
+        parents: &[String],
+        tree: BTreeMap<String, String>,
+        message: &str,
+        author: (&str, &str),
+    ) -> String {
+        self.counter += 1;
+        let sha = Repo::hash("commit", &format!("{}-{message}", self.counter));
+        let tree_sha = Repo::tree_sha(&tree);
+        for content in tree.values() {
+            self.blobs
+                .insert(Repo::hash("blob", content), content.clone());
+        }
+        self.trees.insert(tree_sha, tree.clone());
+        self.commits.insert(
+            sha.clone(),
+            Commit {
+                sha: sha.clone(),
+                tree,
+                parents: parents.to_vec(),
+                message: message.to_owned(),
+                author: (author.0.to_owned(), author.1.to_owned()),
+            },
+        );
+        sha
+    }
+
+    /// A commit by branch name or sha.
+    pub fn resolve(&self, rev: &str) -> Option<&Commit> {
+        let sha = self.branches.get(rev).map(String::as_str).unwrap_or(rev);
+        self.commits.get(sha)
+    }
+
+    pub fn file(&self, rev: &str, path: &str) -> Option<String> {
+        self.resolve(rev)?.tree.get(path).cloned()
+    }
+
+    /// The names directly below `dir` on `rev` (empty when there is no such directory).
+    pub fn dir(&self, rev: &str, dir: &str) -> Vec<(String, bool)> {
+        let Some(commit) = self.resolve(rev) else {
+            return Vec::new();
+        };
+        let prefix = format!("{}/", dir.trim_end_matches('/'));
+        let mut names: Vec<(String, bool)> = commit
+            .tree
+            .keys()
+            .filter_map(|p| p.strip_prefix(&prefix))
+            .map(|rest| match rest.split_once('/') {
+                Some((d, _)) => (d.to_owned(), true),
+                None => (rest.to_owned(), false),
+            })
+            .collect();
+        names.dedup();
+        names
+    }
+
+    /// Paths a commit adds or changes against its first parent, with `added`/`modified`.
+    pub fn changes(&self, sha: &str) -> Vec<(String, &'static str)> {
+        let Some(commit) = self.commits.get(sha) else {
+            return Vec::new();
+        };
+        let parent = commit
+            .parents
+            .first()
+            .and_then(|p| self.commits.get(p))
+            .map(|c| c.tree.clone())
+            .unwrap_or_default();
+        let mut out = Vec::new();
+        for (path, content) in &commit.tree {
+            match parent.get(path) {
+                None => out.push((path.clone(), "added")),
+                Some(old) if old != content => out.push((path.clone(), "modified")),
+                Some(_) => {}
+            }
+        }
+        for path in parent.keys() {
+            if !commit.tree.contains_key(path) {
+                out.push((path.clone(), "removed"));
+            }
+        }
+        out
+    }
+
+    /// Makes `branch` point at a new commit on `base` with `files` (as a forge user would).
+    pub fn push_branch(&mut self, branch: &str, base: &str, files: &[(&str, &str)]) -> String {
+        let parent = self.branches[base].clone();
+        let mut tree = self.commits[&parent].tree.clone();
+        for (p, c) in files {
+            tree.insert((*p).to_owned(), (*c).to_owned());
+        }
+        let sha = self.add_commit(
+            &[parent],
+            tree,
+            "pushed by hand",
+            ("Ops", "ops@example.org"),
+        );
+        self.branches.insert(branch.to_owned(), sha.clone());
+        sha
+    }
+
+    pub fn open_pull(&mut self, head: &str, base: &str, title: &str, body: &str) -> u64 {
+        let number = self.pulls.iter().map(|p| p.number).max().unwrap_or(0) + 1;
+        self.pulls.push(Pull {
+            number,
+            head: head.to_owned(),
+            base: base.to_owned(),
+            title: title.to_owned(),
+            body: body.to_owned(),
+            open: true,
+            merged: false,
+        });
+        number
+    }
+
+    /// The open pull request from `head` into `base`, if any.
+    pub fn open_pull_for(&self, head: &str, base: &str) -> Option<&Pull> {
+        self.pulls
+            .iter()
+            .find(|p| p.open && p.head == head && p.base == base)
+    }
+
+    /// Commits on `branch` that are not on `base` (walking first parents).
+    pub fn commits_ahead(&self, branch: &str, base: &str) -> usize {
+        let stop = self.branches.get(base).cloned().unwrap_or_default();
+        let mut count = 0;
+        let mut at = self.branches.get(branch).cloned();
+        while let Some(sha) = at {
+            if sha == stop {
+                break;
+            }
+            count += 1;
+            at = self
+                .commits
+                .get(&sha)
+                .and_then(|c| c.parents.first().cloned());
+        }
+        count
+    }
+}

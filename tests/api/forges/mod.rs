@@ -1,0 +1,84 @@
+//! The hosted forge clients (GitHub, GitLab, Gitea/Forgejo) against fakes that check every
+//! request against each forge's documented API, and webhook verification with GitHub's real
+//! example payloads.
+
+mod contract;
+mod enforced;
+mod fake;
+mod gitea;
+mod github;
+mod gitlab;
+mod scenarios;
+mod webhooks;
+
+/// Runs every scenario of [`scenarios`] against one forge's fake.
+macro_rules! forge_scenarios {
+    ($module:ident, $model:ty) => {
+        mod $module {
+            use super::scenarios;
+
+            #[tokio::test]
+            async fn proposing_makes_one_commit_on_a_new_branch_and_opens_one_pull_request() {
+                scenarios::proposing_makes_one_commit_on_a_new_branch_and_opens_one_pull_request::<
+                    $model,
+                >()
+                .await
+            }
+
+            #[tokio::test]
+            async fn files_and_directories_are_read_from_a_branch() {
+                scenarios::files_and_directories_are_read_from_a_branch::<$model>().await
+            }
+
+            #[tokio::test]
+            async fn a_resumed_proposal_reuses_the_branch_and_the_pull_request() {
+                scenarios::a_resumed_proposal_reuses_the_branch_and_the_pull_request::<$model>()
+                    .await
+            }
+
+            #[tokio::test]
+            async fn a_pull_request_the_forge_says_already_exists_is_reused() {
+                scenarios::a_pull_request_the_forge_says_already_exists_is_reused::<$model>().await
+            }
+
+            #[tokio::test]
+            async fn a_branch_holding_other_content_is_a_conflict() {
+                scenarios::a_branch_holding_other_content_is_a_conflict::<$model>().await
+            }
+
+            #[tokio::test]
+            async fn merged_and_closed_pull_requests_are_reported_so() {
+                scenarios::merged_and_closed_pull_requests_are_reported_so::<$model>().await
+            }
+
+            #[tokio::test]
+            async fn a_refused_token_is_unauthorized_and_not_retried() {
+                scenarios::a_refused_token_is_unauthorized_and_not_retried::<$model>().await
+            }
+
+            #[tokio::test]
+            async fn a_server_error_is_unavailable_and_the_retry_completes() {
+                scenarios::a_server_error_is_unavailable_and_the_retry_completes::<$model>().await
+            }
+
+            #[tokio::test]
+            async fn rate_limiting_is_unavailable() {
+                scenarios::rate_limiting_is_unavailable::<$model>().await
+            }
+
+            #[tokio::test]
+            async fn a_forge_too_slow_to_answer_is_unavailable() {
+                scenarios::a_forge_too_slow_to_answer_is_unavailable::<$model>().await
+            }
+
+            #[tokio::test]
+            async fn a_dead_port_is_unavailable_and_retried() {
+                scenarios::a_dead_port_is_unavailable_and_retried::<$model>().await
+            }
+        }
+    };
+}
+
+forge_scenarios!(on_github, super::github::GitHubModel);
+forge_scenarios!(on_gitlab, super::gitlab::GitLabModel);
+forge_scenarios!(on_gitea, super::gitea::GiteaModel);
