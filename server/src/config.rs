@@ -549,6 +549,12 @@ mod tests {
         );
         assert_eq!(config.catalog_refresh_secs, 300);
         assert!(config.catalog.is_none());
+        assert_eq!(
+            (config.probe_interval_secs, config.probe_timeout_secs),
+            (300, 10)
+        );
+        assert_eq!(config.probe_concurrency, 8);
+        assert!(config.argocd_url.is_none());
     }
 
     #[test]
@@ -567,7 +573,12 @@ mod tests {
             .merge(Serialized::default(
                 "oidc_client_secret",
                 "hunter4-client-secret",
-            ));
+            ))
+            .merge(Serialized::default(
+                "argocd_url",
+                "https://argocd.example.org",
+            ))
+            .merge(Serialized::default("argocd_token", "hunter5-argocd-token"));
         let config = Config::from_figment(figment).unwrap();
         let printed = config.to_redacted_toml();
         let debugged = format!("{config:?}");
@@ -575,6 +586,7 @@ mod tests {
             assert!(!text.contains("hunter2"), "{text}");
             assert!(!text.contains("hunter3"), "{text}");
             assert!(!text.contains("hunter4"), "{text}");
+            assert!(!text.contains("hunter5"), "{text}");
             assert!(!text.contains(&"k".repeat(40)), "{text}");
             assert!(text.contains("mirante:REDACTED@db.internal"), "{text}");
         }
