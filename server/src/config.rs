@@ -19,7 +19,7 @@
 //! | `session_idle_secs`     | `MIRANTE_SESSION_IDLE_SECS`    | `28800` (8 h)                        |
 //! | `session_max_secs`      | `MIRANTE_SESSION_MAX_SECS`     | `604800` (7 days)                    |
 //! | `public_catalog`        | `MIRANTE_PUBLIC_CATALOG`       | `false`                              |
-//! | `monorepo`              | `MIRANTE_MONOREPO`             | unset: IaC references are not checked |
+//! | `iac_root`              | `MIRANTE_IAC_ROOT`             | unset: IaC references are not checked |
 //! | `attestation_max_age_days` | `MIRANTE_ATTESTATION_MAX_AGE_DAYS` | `180`                       |
 //! | `probe_interval_secs`   | `MIRANTE_PROBE_INTERVAL_SECS`  | `300` (`0` turns live checks off)    |
 //! | `probe_timeout_secs`    | `MIRANTE_PROBE_TIMEOUT_SECS`   | `10`                                 |
@@ -69,7 +69,7 @@ const ENV_KEYS: &[&str] = &[
     "session_idle_secs",
     "session_max_secs",
     "public_catalog",
-    "monorepo",
+    "iac_root",
     "attestation_max_age_days",
     "probe_interval_secs",
     "probe_timeout_secs",
@@ -146,9 +146,9 @@ pub struct Config {
     /// Whether the read-only catalog (pages and API) is readable without signing in.
     #[serde(default)]
     pub public_catalog: bool,
-    /// Root of the devops monorepo checkout that IaC references are checked against.
+    /// A checkout of the devops monorepo that IaC references are checked against.
     #[serde(default)]
-    pub monorepo: Option<PathBuf>,
+    pub iac_root: Option<PathBuf>,
     /// Attestations older than this many days are reported as stale.
     #[serde(default = "default_attestation_max_age_days")]
     pub attestation_max_age_days: u32,
@@ -237,7 +237,7 @@ impl Default for Config {
             session_idle_secs: default_session_idle_secs(),
             session_max_secs: default_session_max_secs(),
             public_catalog: false,
-            monorepo: None,
+            iac_root: None,
             attestation_max_age_days: default_attestation_max_age_days(),
             probe_interval_secs: default_probe_interval_secs(),
             probe_timeout_secs: default_probe_timeout_secs(),
@@ -400,7 +400,7 @@ impl Config {
             session_idle_secs: self.session_idle_secs,
             session_max_secs: self.session_max_secs,
             public_catalog: self.public_catalog,
-            monorepo: self.monorepo.as_deref(),
+            iac_root: self.iac_root.as_deref(),
             attestation_max_age_days: self.attestation_max_age_days,
             probe_interval_secs: self.probe_interval_secs,
             probe_timeout_secs: self.probe_timeout_secs,
@@ -447,7 +447,7 @@ struct Printable<'a> {
     session_max_secs: u64,
     public_catalog: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    monorepo: Option<&'a Path>,
+    iac_root: Option<&'a Path>,
     attestation_max_age_days: u32,
     probe_interval_secs: u64,
     probe_timeout_secs: u64,
@@ -482,7 +482,7 @@ impl fmt::Debug for Config {
             .field("session_idle_secs", &self.session_idle_secs)
             .field("session_max_secs", &self.session_max_secs)
             .field("public_catalog", &self.public_catalog)
-            .field("monorepo", &self.monorepo)
+            .field("iac_root", &self.iac_root)
             .field("attestation_max_age_days", &self.attestation_max_age_days)
             .field("probe_interval_secs", &self.probe_interval_secs)
             .field("probe_timeout_secs", &self.probe_timeout_secs)

@@ -24,7 +24,7 @@ impl LintSettings {
     /// The settings of a configuration.
     pub fn from_config(config: &Config) -> Self {
         LintSettings {
-            monorepo: config.monorepo.clone(),
+            monorepo: config.iac_root.clone(),
             stale_after_days: config.attestation_max_age_days,
         }
     }

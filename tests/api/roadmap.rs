@@ -111,7 +111,7 @@ on_both_databases! {
         let monorepo = tempfile::TempDir::new().unwrap();
         let root = monorepo.path().to_owned();
         let app = spawn_configured(backend, CatalogSetup::Small, move |config, _| {
-            config.monorepo = Some(root);
+            config.iac_root = Some(root);
             config.attestation_max_age_days = 30;
         })
         .await;

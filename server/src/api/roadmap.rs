@@ -115,7 +115,7 @@ impl SeverityCounts {
 
 /// The consistency lint on the catalog in force (admins): validated without evidence, stale
 /// attestations, declared without an IaC reference or with one the monorepo does not have
-/// (when `MIRANTE_MONOREPO` is set), validated depending on unvalidated, deferred without a
+/// (when `MIRANTE_IAC_ROOT` is set), validated depending on unvalidated, deferred without a
 /// criterion, rejected without a reason, and the live checks (probes, Argo CD applications)
 /// that failed on their last run.
 #[utoipa::path(
