@@ -72,12 +72,19 @@ pub enum Code {
     IacKeyMissing,
     /// An IaC file that cannot be read or parsed to look the key up.
     IacUnreadable,
+    /// A probe of a validated item whose last run failed.
+    ProbeFailing,
+    /// An Argo CD application of a validated item that is not Healthy and Synced, or that
+    /// could not be read.
+    ArgocdUnhealthy,
 }
 
 impl Code {
     /// Every code, in the order the documentation lists them.
-    pub const ALL: [Code; 13] = [
+    pub const ALL: [Code; 15] = [
         Code::ValidatedDependsOnUnvalidated,
+        Code::ProbeFailing,
+        Code::ArgocdUnhealthy,
         Code::AttestationDateInvalid,
         Code::ProbeUrlInvalid,
         Code::IacPathMissing,
@@ -108,6 +115,8 @@ impl Code {
             Code::IacPathMissing => "iac-path-missing",
             Code::IacKeyMissing => "iac-key-missing",
             Code::IacUnreadable => "iac-unreadable",
+            Code::ProbeFailing => "probe-failing",
+            Code::ArgocdUnhealthy => "argocd-unhealthy",
         }
     }
 
@@ -120,7 +129,9 @@ impl Code {
             | Code::IacPathOutside
             | Code::IacPathMissing
             | Code::IacKeyMissing
-            | Code::IacUnreadable => Severity::Error,
+            | Code::IacUnreadable
+            | Code::ProbeFailing
+            | Code::ArgocdUnhealthy => Severity::Error,
             Code::ValidatedWithoutEvidence
             | Code::AttestationStale
             | Code::DeclaredWithoutIac
@@ -232,6 +243,10 @@ fn message(code: Code, a: &BTreeMap<String, String>) -> String {
             arg("path"),
             arg("error")
         ),
+        Code::ProbeFailing => format!("probe of `{}` fails: {}", arg("url"), arg("reason")),
+        Code::ArgocdUnhealthy => {
+            format!("Argo CD application `{}`: {}", arg("app"), arg("reason"))
+        }
     }
 }
 
@@ -406,6 +421,61 @@ pub fn lint_iac(catalog: &Catalog, repo: &impl Monorepo) -> Vec<Finding> {
             }
         };
         out.push(Finding::new(code, item, &iac_args(iac)));
+    }
+    out
+}
+
+/// A live check of a validated item's evidence that failed on its last run (the server runs
+/// the probes and reads Argo CD; the lint only turns the outcome into findings).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LiveFailure {
+    /// An HTTP probe did not answer with the expected status.
+    Probe {
+        /// The item whose evidence it is.
+        item: String,
+        /// The probed URL, as the catalog writes it.
+        url: String,
+        /// Why it failed, in one line.
+        reason: String,
+    },
+    /// An Argo CD application is not Healthy and Synced, or cannot be read.
+    Argocd {
+        /// The item whose evidence it is.
+        item: String,
+        /// The application's name.
+        app: String,
+        /// Why, in one line.
+        reason: String,
+    },
+}
+
+/// Findings for failed live checks, on items the catalog still has (results of an item the
+/// catalog dropped since the last run are ignored).
+pub fn lint_live<'a>(
+    catalog: &Catalog,
+    failures: impl IntoIterator<Item = &'a LiveFailure>,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for failure in failures {
+        let (id, finding) = match failure {
+            LiveFailure::Probe { item, url, reason } => (
+                item,
+                (
+                    Code::ProbeFailing,
+                    [("url", url.clone()), ("reason", reason.clone())],
+                ),
+            ),
+            LiveFailure::Argocd { item, app, reason } => (
+                item,
+                (
+                    Code::ArgocdUnhealthy,
+                    [("app", app.clone()), ("reason", reason.clone())],
+                ),
+            ),
+        };
+        if let Some(item) = catalog.items.iter().find(|i| &i.id == id) {
+            out.push(Finding::new(finding.0, item, &finding.1));
+        }
     }
     out
 }

@@ -31,6 +31,11 @@
 //! | `worker_retry_max_secs` | `MIRANTE_WORKER_RETRY_MAX_SECS` | `600`: the longest wait between two attempts |
 //! | `iac_root`              | `MIRANTE_IAC_ROOT`             | unset: IaC references are not checked |
 //! | `attestation_max_age_days` | `MIRANTE_ATTESTATION_MAX_AGE_DAYS` | `180`                       |
+//! | `probe_interval_secs`   | `MIRANTE_PROBE_INTERVAL_SECS`  | `300` (`0` turns live checks off)    |
+//! | `probe_timeout_secs`    | `MIRANTE_PROBE_TIMEOUT_SECS`   | `10`                                 |
+//! | `probe_concurrency`     | `MIRANTE_PROBE_CONCURRENCY`    | `8`                                  |
+//! | `argocd_url`            | `MIRANTE_ARGOCD_URL`           | unset: Argo CD evidence is not read  |
+//! | `argocd_token`          | `MIRANTE_ARGOCD_TOKEN`         | required with `argocd_url` (secret)  |
 //!
 //! The file is read from `MIRANTE_CONFIG` when set (and must then exist), otherwise from
 //! `./mirante.toml` when present. Relative paths are relative to the working directory.
@@ -88,6 +93,11 @@ const ENV_KEYS: &[&str] = &[
     "worker_retry_max_secs",
     "iac_root",
     "attestation_max_age_days",
+    "probe_interval_secs",
+    "probe_timeout_secs",
+    "probe_concurrency",
+    "argocd_url",
+    "argocd_token",
 ];
 
 /// How log lines are written.
@@ -195,6 +205,33 @@ pub struct Config {
     /// Attestations older than this many days are reported as stale.
     #[serde(default = "default_attestation_max_age_days")]
     pub attestation_max_age_days: u32,
+    /// Seconds between runs of the live checks (HTTP probes, Argo CD); 0 turns them off.
+    #[serde(default = "default_probe_interval_secs")]
+    pub probe_interval_secs: u64,
+    /// Seconds one probe or Argo CD request may take.
+    #[serde(default = "default_probe_timeout_secs")]
+    pub probe_timeout_secs: u64,
+    /// Live checks in flight at once, at most.
+    #[serde(default = "default_probe_concurrency")]
+    pub probe_concurrency: usize,
+    /// Argo CD's address (`https://argocd.example.org`); Argo CD evidence is not read when unset.
+    #[serde(default)]
+    pub argocd_url: Option<String>,
+    /// An Argo CD API token (a project or account token with read access to applications).
+    #[serde(default)]
+    pub argocd_token: Option<SecretString>,
+}
+
+fn default_probe_interval_secs() -> u64 {
+    300
+}
+
+fn default_probe_timeout_secs() -> u64 {
+    10
+}
+
+fn default_probe_concurrency() -> usize {
+    8
 }
 
 fn default_base_branch() -> String {
@@ -285,6 +322,11 @@ impl Default for Config {
             worker_retry_max_secs: default_worker_retry_max_secs(),
             iac_root: None,
             attestation_max_age_days: default_attestation_max_age_days(),
+            probe_interval_secs: default_probe_interval_secs(),
+            probe_timeout_secs: default_probe_timeout_secs(),
+            probe_concurrency: default_probe_concurrency(),
+            argocd_url: None,
+            argocd_token: None,
         }
     }
 }
@@ -508,6 +550,10 @@ impl Config {
             worker_retry_max_secs: self.worker_retry_max_secs,
             iac_root: self.iac_root.as_deref(),
             attestation_max_age_days: self.attestation_max_age_days,
+            probe_interval_secs: self.probe_interval_secs,
+            probe_timeout_secs: self.probe_timeout_secs,
+            probe_concurrency: self.probe_concurrency,
+            argocd_url: self.argocd_url.as_deref(),
         };
         let mut out =
             toml::to_string(&printable).unwrap_or_else(|e| format!("# unprintable: {e}\n"));
@@ -522,6 +568,9 @@ impl Config {
         }
         if self.webhook_secret.is_some() {
             out.push_str("# webhook_secret = REDACTED (set)\n");
+        }
+        if self.argocd_token.is_some() {
+            out.push_str("# argocd_token = REDACTED (set)\n");
         }
         if self.catalog.is_none() {
             if self.forge == ForgeKind::Local {
@@ -567,6 +616,11 @@ struct Printable<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     iac_root: Option<&'a Path>,
     attestation_max_age_days: u32,
+    probe_interval_secs: u64,
+    probe_timeout_secs: u64,
+    probe_concurrency: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    argocd_url: Option<&'a str>,
 }
 
 impl fmt::Debug for Config {
@@ -610,6 +664,14 @@ impl fmt::Debug for Config {
             .field("worker_retry_max_secs", &self.worker_retry_max_secs)
             .field("iac_root", &self.iac_root)
             .field("attestation_max_age_days", &self.attestation_max_age_days)
+            .field("probe_interval_secs", &self.probe_interval_secs)
+            .field("probe_timeout_secs", &self.probe_timeout_secs)
+            .field("probe_concurrency", &self.probe_concurrency)
+            .field("argocd_url", &self.argocd_url)
+            .field(
+                "argocd_token",
+                &self.argocd_token.as_ref().map(|_| REDACTED),
+            )
             .finish()
     }
 }
@@ -667,6 +729,12 @@ mod tests {
         );
         assert_eq!(config.catalog_refresh_secs, 300);
         assert!(config.catalog.is_none());
+        assert_eq!(
+            (config.probe_interval_secs, config.probe_timeout_secs),
+            (300, 10)
+        );
+        assert_eq!(config.probe_concurrency, 8);
+        assert!(config.argocd_url.is_none());
     }
 
     #[test]
@@ -685,7 +753,12 @@ mod tests {
             .merge(Serialized::default(
                 "oidc_client_secret",
                 "hunter4-client-secret",
-            ));
+            ))
+            .merge(Serialized::default(
+                "argocd_url",
+                "https://argocd.example.org",
+            ))
+            .merge(Serialized::default("argocd_token", "hunter5-argocd-token"));
         let config = Config::from_figment(figment).unwrap();
         let printed = config.to_redacted_toml();
         let debugged = format!("{config:?}");
@@ -693,6 +766,7 @@ mod tests {
             assert!(!text.contains("hunter2"), "{text}");
             assert!(!text.contains("hunter3"), "{text}");
             assert!(!text.contains("hunter4"), "{text}");
+            assert!(!text.contains("hunter5"), "{text}");
             assert!(!text.contains(&"k".repeat(40)), "{text}");
             assert!(text.contains("mirante:REDACTED@db.internal"), "{text}");
         }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use chrono::{NaiveDate, Utc};
 use mirante_domain::{
     Snapshot,
-    lint::{self, DirMonorepo, Finding, LintOptions},
+    lint::{self, DirMonorepo, Finding, LintOptions, LiveFailure},
 };
 
 use crate::config::Config;
@@ -30,10 +30,16 @@ impl LintSettings {
     }
 }
 
-/// Every finding on a snapshot: errors first, then warnings, then information; in catalog
-/// order within a severity. Reads IaC files when a monorepo is configured, so call it off the
-/// async runtime for large catalogs.
-pub fn findings(snapshot: &Snapshot, settings: &LintSettings, today: NaiveDate) -> Vec<Finding> {
+/// Every finding on a snapshot, with the failed live checks (`live`, from the probe task's last
+/// run): errors first, then warnings, then information; in catalog order within a severity.
+/// Reads IaC files when a monorepo is configured, so call it off the async runtime for large
+/// catalogs.
+pub fn findings(
+    snapshot: &Snapshot,
+    settings: &LintSettings,
+    today: NaiveDate,
+    live: &[LiveFailure],
+) -> Vec<Finding> {
     let options = LintOptions {
         today,
         stale_after_days: settings.stale_after_days,
@@ -42,6 +48,7 @@ pub fn findings(snapshot: &Snapshot, settings: &LintSettings, today: NaiveDate) 
     if let Some(root) = &settings.monorepo {
         out.extend(lint::lint_iac(snapshot.catalog(), &DirMonorepo::new(root)));
     }
+    out.extend(lint::lint_live(snapshot.catalog(), live));
     // Item order: the catalog's, so an item's findings stay together within a severity.
     let order: std::collections::HashMap<&str, usize> = snapshot
         .catalog()

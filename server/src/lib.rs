@@ -10,6 +10,7 @@ pub mod db;
 pub mod evidence;
 pub mod exports;
 pub mod middleware;
+pub mod probes;
 pub mod selfservice;
 pub mod startup;
 pub mod state;

@@ -14,7 +14,7 @@ use crate::{
     catalog::CatalogStore,
     config::Config,
     db::Db,
-    exports, middleware,
+    exports, middleware, probes,
     selfservice::{
         self,
         service::SelfService,
@@ -33,6 +33,7 @@ pub struct Application {
     state: AppState,
     router: Router,
     sessions: DbSessionStore,
+    checker: probes::Checker,
 }
 
 impl Application {
@@ -113,7 +114,9 @@ impl Application {
             templates,
             Arc::clone(&worker),
         ));
+        let checker = probes::Checker::from_config(&config)?;
         let state = AppState {
+            probes: Arc::new(probes::ProbeBoard::default()),
             config: Arc::new(config),
             db,
             catalog,
@@ -124,6 +127,7 @@ impl Application {
         };
         let router = app(&state, session_layer);
         Ok(Application {
+            checker,
             listener,
             addr,
             state,
@@ -168,6 +172,13 @@ impl Application {
             tokio::spawn(Arc::clone(provider).keep_fresh(background.clone()));
         }
         self.state.worker.spawn(background.clone());
+        probes::spawn(
+            self.checker.clone(),
+            Arc::clone(&self.state.catalog),
+            Arc::clone(&self.state.probes),
+            Duration::from_secs(self.state.config.probe_interval_secs),
+            background.clone(),
+        );
         tracing::info!(
             http.addr = %self.addr,
             http.public_url = %self.state.config.public_url(),

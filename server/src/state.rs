@@ -15,6 +15,7 @@ use crate::{
     config::Config,
     db::Db,
     evidence::{self, LintSettings},
+    probes::ProbeBoard,
     selfservice::{service::SelfService, worker::Worker},
 };
 
@@ -38,6 +39,8 @@ pub struct AppState {
     pub worker: Arc<Worker>,
     /// The self-service operations the API and the UI call.
     pub selfservice: Arc<SelfService>,
+    /// The last results of the live checks (probes, Argo CD).
+    pub probes: Arc<ProbeBoard>,
 }
 
 impl AppState {
@@ -46,6 +49,7 @@ impl AppState {
         Arc::new(Portal {
             catalog: Arc::clone(&self.catalog),
             lint: LintSettings::from_config(&self.config),
+            probes: Arc::clone(&self.probes),
         })
     }
 }
@@ -54,6 +58,7 @@ impl AppState {
 struct Portal {
     catalog: Arc<CatalogStore>,
     lint: LintSettings,
+    probes: Arc<ProbeBoard>,
 }
 
 impl PortalData for Portal {
@@ -62,6 +67,11 @@ impl PortalData for Portal {
     }
 
     fn findings(&self) -> Vec<Finding> {
-        evidence::findings(&self.catalog.snapshot(), &self.lint, evidence::today())
+        evidence::findings(
+            &self.catalog.snapshot(),
+            &self.lint,
+            evidence::today(),
+            &self.probes.failures(),
+        )
     }
 }

@@ -193,7 +193,7 @@ pub async fn spawn_app(backend: Backend) -> TestApp {
     spawn_app_with(backend, CatalogSetup::Small).await
 }
 
-/// A configuration for a test: port 0, a temp data dir, no timer reloads.
+/// A configuration for a test: port 0, a temp data dir, no timer reloads, no live checks.
 pub async fn test_config(backend: Backend, data_dir: &Path) -> (Config, Option<PgTestDatabase>) {
     init_logging();
     let (database_url, pg) = match backend {
@@ -212,6 +212,8 @@ pub async fn test_config(backend: Backend, data_dir: &Path) -> (Config, Option<P
         database_url: Some(SecretString::from(database_url)),
         database_max_connections: 4,
         catalog_refresh_secs: 0,
+        // Live checks only where a test turns them on: the demo catalog probes real hosts.
+        probe_interval_secs: 0,
         session_key: Some(SecretString::from(
             "test-session-key-0123456789abcdef0123456789",
         )),

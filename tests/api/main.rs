@@ -17,6 +17,7 @@ mod health;
 mod items;
 mod middleware;
 mod openapi;
+mod probes;
 mod reference;
 mod requests;
 mod roadmap;

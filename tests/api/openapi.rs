@@ -37,6 +37,7 @@ on_both_databases! {
             ("/api/v1/forge/webhook", "post"),
             ("/api/v1/roadmap", "get"),
             ("/api/v1/findings", "get"),
+            ("/api/v1/probes", "get"),
         ] {
             assert!(paths.get(path).and_then(|p| p.get(method)).is_some(), "{method} {path} missing");
         }

@@ -105,6 +105,49 @@ fn a_probe_must_name_an_http_url() {
 }
 
 #[test]
+fn failed_live_checks_are_errors_naming_the_reason_on_items_the_catalog_still_has() {
+    let c = catalog(
+        "  - {id: a, name: A, kind: component, layer: l0, state: validated, evidence: [
+      {kind: probe, url: 'https://a.example.org/health'}, {kind: argocd, app: a-app}]}
+",
+    );
+    let failures = [
+        LiveFailure::Probe {
+            item: "a".into(),
+            url: "https://a.example.org/health".into(),
+            reason: "expected status 200, got 503".into(),
+        },
+        LiveFailure::Argocd {
+            item: "a".into(),
+            app: "a-app".into(),
+            reason: "health Degraded, sync OutOfSync".into(),
+        },
+        LiveFailure::Probe {
+            item: "gone".into(),
+            url: "https://gone.example.org/".into(),
+            reason: "connection refused".into(),
+        },
+    ];
+
+    let f = lint_live(&c, &failures);
+
+    assert_eq!(
+        codes(&f),
+        [("a", Code::ProbeFailing), ("a", Code::ArgocdUnhealthy)]
+    );
+    assert!(f.iter().all(|f| f.severity == Severity::Error));
+    assert_eq!(
+        f[0].to_string(),
+        "error: a: probe of `https://a.example.org/health` fails: expected status 200, got 503 \
+         [probe-failing]"
+    );
+    assert_eq!(
+        f[1].message,
+        "Argo CD application `a-app`: health Degraded, sync OutOfSync"
+    );
+}
+
+#[test]
 fn a_declared_item_needs_an_iac_reference_and_is_noted_as_not_real_with_one() {
     let c = catalog(
         "  - {id: bare, name: Bare, kind: component, layer: l0, state: declared}

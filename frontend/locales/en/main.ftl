@@ -323,3 +323,7 @@ req-branch = Branch
 req-pull-request = Pull request
 req-no-pr = Not opened yet
 req-values = Values
+
+## Live evidence checks (probes and Argo CD)
+finding-probe-failing = Probe of { $url } fails: { $reason }
+finding-argocd-unhealthy = Argo CD application { $app }: { $reason }

@@ -323,3 +323,7 @@ req-branch = Branch
 req-pull-request = Pull request
 req-no-pr = Ainda não aberto
 req-values = Valores
+
+## Live evidence checks (probes and Argo CD)
+finding-probe-failing = A sonda de { $url } falha: { $reason }
+finding-argocd-unhealthy = Aplicação { $app } do Argo CD: { $reason }

@@ -8,6 +8,7 @@ pub mod catalog;
 pub mod error;
 pub mod health;
 pub mod items;
+pub mod probes;
 pub mod query;
 pub mod reference;
 pub mod roadmap;
@@ -40,7 +41,7 @@ use crate::state::AppState;
     ),
     tags(
         (name = "catalog", description = "The catalog in force: items, sites, layers, decisions, tasks, overview, reload"),
-        (name = "roadmap", description = "What is done, ready or blocked; progress; the consistency lint's findings"),
+        (name = "roadmap", description = "What is done, ready or blocked; progress; the consistency lint's findings; the live checks of evidence"),
         (name = "health", description = "Liveness and readiness probes"),
         (name = "self-service", description = "Templates, requests that become pull requests on the devops monorepo, their approval and merge, and the forge webhook"),
         (name = "auth", description = "Who is signed in (session or `Authorization: Bearer` API token)"),
@@ -59,6 +60,7 @@ fn documented() -> OpenApiRouter<AppState> {
         .merge(selfservice::router())
         .merge(webhook::router())
         .merge(roadmap::router())
+        .merge(probes::router())
         .routes(routes!(crate::auth::me))
         .routes(routes!(openapi_json))
 }
@@ -138,6 +140,7 @@ mod tests {
             "/api/v1/forge/webhook",
             "/api/v1/roadmap",
             "/api/v1/findings",
+            "/api/v1/probes",
         ] {
             assert!(paths.contains(&path), "{path} missing from {paths:?}");
         }

@@ -24,6 +24,7 @@ use crate::{
     catalog::CatalogStore,
     config::Config,
     evidence::{self, LintSettings},
+    probes::ProbeBoard,
     state::AppState,
 };
 
@@ -115,7 +116,8 @@ impl SeverityCounts {
 /// The consistency lint on the catalog in force (admins): validated without evidence, stale
 /// attestations, declared without an IaC reference or with one the monorepo does not have
 /// (when `MIRANTE_IAC_ROOT` is set), validated depending on unvalidated, deferred without a
-/// criterion, rejected without a reason.
+/// criterion, rejected without a reason, and the live checks (probes, Argo CD applications)
+/// that failed on their last run.
 #[utoipa::path(
     get,
     path = "/api/v1/findings",
@@ -131,6 +133,7 @@ impl SeverityCounts {
 pub async fn list_findings(
     State(catalog): State<Arc<CatalogStore>>,
     State(config): State<Arc<Config>>,
+    State(probes): State<Arc<ProbeBoard>>,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
     let params = Params::parse(raw.as_deref(), &["severity"])?;
@@ -141,9 +144,10 @@ pub async fn list_findings(
     )?;
     let snapshot = catalog.current().snapshot.clone();
     let settings = LintSettings::from_config(&config);
+    let live = probes.failures();
     // IaC references may be read from disk.
     let all = tokio::task::spawn_blocking(move || {
-        evidence::findings(&snapshot, &settings, evidence::today())
+        evidence::findings(&snapshot, &settings, evidence::today(), &live)
     })
     .await
     .map_err(|e| ApiError::Internal(e.into()))?;

@@ -602,6 +602,10 @@ pub enum FindingCode {
     IacKeyMissing,
     /// An IaC file that cannot be parsed.
     IacUnreadable,
+    /// A probe whose last run failed.
+    ProbeFailing,
+    /// An Argo CD application not Healthy and Synced, or unreadable.
+    ArgocdUnhealthy,
 }
 
 /// One finding of the consistency lint.

@@ -117,6 +117,8 @@ pub const ROUTES: &[(Methods, &str, Access)] = &[
     // the lint's findings are an admin dashboard.
     (Methods::Read, "/api/v1/roadmap", Access::Catalog),
     (Methods::Read, "/api/v1/findings", Access::Admin),
+    // The live checks' results: URLs and application names the catalog already shows.
+    (Methods::Read, "/api/v1/probes", Access::Catalog),
     (Methods::Read, "/roadmap", Access::Catalog),
     (Methods::Read, "/roadmap/graph", Access::Catalog),
     (Methods::Read, "/roadmap/graph.svg", Access::Catalog),

@@ -1,0 +1,135 @@
+//! `GET /api/v1/probes` and the live checks' findings, with the server probing real local HTTP
+//! servers.
+
+use std::time::Duration;
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+use crate::helpers::*;
+
+/// A server answering 200 at `/health`, and an address nothing listens on.
+async fn up_and_down() -> (String, String) {
+    let up = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let up_addr = up.local_addr().unwrap();
+    let router = axum::Router::new().route("/health", axum::routing::get(|| async { "ok" }));
+    tokio::spawn(async move { axum::serve(up, router).await });
+    let down = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let down_addr = down.local_addr().unwrap();
+    drop(down);
+    (
+        format!("http://{up_addr}/health"),
+        format!("http://{down_addr}/health"),
+    )
+}
+
+/// The small test catalog with `vault` (validated) backed by both probes as well, and a
+/// probe on a desired item, which is not run.
+fn catalog_probing(up: &str, down: &str) -> TempDir {
+    let attestation = "      - kind: attestation\n        by: ana";
+    let items = ITEMS.replacen(
+        attestation,
+        &format!(
+            "      - kind: probe\n        url: {up}\n      - kind: probe\n        url: {down}\n        expect_status: 204\n{attestation}"
+        ),
+        1,
+    );
+    let items = items.replacen(
+        "    state: desired\n    depends_on: [hypervisor-north, hypervisor-south]",
+        &format!(
+            "    state: desired\n    depends_on: [hypervisor-north, hypervisor-south]\n    evidence:\n      - kind: probe\n        url: {down}"
+        ),
+        1,
+    );
+    assert_ne!(items, ITEMS, "the test catalog changed shape");
+    let mut files = test_catalog();
+    files.retain(|(name, _)| *name != "items.yaml");
+    files.push(("items.yaml", items));
+    write_catalog(&files)
+}
+
+/// Asks until the first run of the live checks is in.
+async fn probes_after_first_run(app: &TestApp) -> Value {
+    for _ in 0..100 {
+        let body = app.get_json("/api/v1/probes", 200).await;
+        if !body["last_run"].is_null() {
+            return body;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the live checks did not run within 10 s");
+}
+
+on_both_databases! {
+    async fn probes_of_validated_items_are_run_and_a_failing_one_is_an_error_finding(backend: Backend) {
+        let (up, down) = up_and_down().await;
+        let catalog = catalog_probing(&up, &down);
+        let dir = catalog.path().to_owned();
+        let app = spawn_configured(backend, CatalogSetup::Small, move |config, _| {
+            config.catalog = Some(dir);
+            config.probe_interval_secs = 60;
+            config.probe_timeout_secs = 5;
+        })
+        .await;
+
+        let body = probes_after_first_run(&app).await;
+
+        assert_eq!(body["enabled"], true);
+        assert_eq!(body["argocd"], false);
+        assert_eq!(body["failing"], 1);
+        let checks = body["checks"].as_array().unwrap();
+        assert_eq!(checks.len(), 2, "only the validated item's probes: {checks:?}");
+        assert_eq!(
+            (checks[0]["item"].as_str(), checks[0]["kind"].as_str(), checks[0]["target"].as_str()),
+            (Some("vault"), Some("probe"), Some(up.as_str()))
+        );
+        assert_eq!((checks[0]["ok"].as_bool(), checks[0]["status"].as_u64()), (Some(true), Some(200)));
+        assert!(checks[0]["reason"].is_null());
+        assert_eq!(checks[1]["target"], down.as_str());
+        assert_eq!(checks[1]["ok"], false);
+        assert!(checks[1]["status"].is_null());
+        let reason = checks[1]["reason"].as_str().unwrap();
+        assert!(reason.starts_with("cannot connect: "), "{reason}");
+
+        let findings = app.get_json("/api/v1/findings?severity=error", 200).await;
+        let failing: Vec<&Value> = findings["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["code"] == "probe-failing")
+            .collect();
+        assert_eq!(failing.len(), 1, "{findings}");
+        assert_eq!(failing[0]["item"], "vault");
+        assert_eq!(failing[0]["severity"], "error");
+        assert_eq!(failing[0]["args"]["url"], down.as_str());
+        assert_eq!(failing[0]["args"]["reason"], reason);
+        assert_eq!(failing[0]["link"], "/items/vault");
+    }
+
+    async fn probe_results_are_for_catalog_readers_and_empty_when_checks_are_off(backend: Backend) {
+        let app = spawn_app(backend).await;
+        let reader = seed_token(&app.db, "reader", &["researchers"]).await;
+
+        let anonymous = app
+            .anonymous
+            .get(format!("{}/api/v1/probes", app.address))
+            .send()
+            .await
+            .unwrap();
+        let as_reader = app
+            .anonymous
+            .get(format!("{}/api/v1/probes", app.address))
+            .bearer_auth(&reader)
+            .send()
+            .await
+            .unwrap();
+        let body: Value = as_reader.json().await.unwrap();
+
+        assert_eq!(anonymous.status().as_u16(), 401);
+        assert_eq!(body["enabled"], false);
+        assert_eq!(body["interval_secs"], 0);
+        assert!(body["last_run"].is_null());
+        assert_eq!(body["checks"], serde_json::json!([]));
+        assert_eq!(app.get("/api/v1/probes?item=vault").await.status().as_u16(), 400);
+    }
+}
