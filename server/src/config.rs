@@ -25,6 +25,7 @@
 //! | `forge_token`           | `MIRANTE_FORGE_TOKEN`          | required with a hosted forge (secret) |
 //! | `webhook_secret`        | `MIRANTE_WEBHOOK_SECRET`       | unset: webhooks are refused (secret) |
 //! | `base_branch`           | `MIRANTE_BASE_BRANCH`          | `main`                               |
+//! | `monorepo_templates`    | `MIRANTE_MONOREPO_TEMPLATES`   | `self-service/templates`: the monorepo folder whose templates join the built-in ones (local forge; empty: none) |
 //! | `forge_poll_secs`       | `MIRANTE_FORGE_POLL_SECS`      | `60`: how often open pull requests are checked (`0`: off) |
 //! | `worker_lease_secs`     | `MIRANTE_WORKER_LEASE_SECS`    | `60`: how long a claimed job is a worker's before another may take it |
 //! | `worker_retry_secs`     | `MIRANTE_WORKER_RETRY_SECS`    | `5`: first wait after a retryable forge error, doubled each time |
@@ -87,6 +88,7 @@ const ENV_KEYS: &[&str] = &[
     "forge_token",
     "webhook_secret",
     "base_branch",
+    "monorepo_templates",
     "forge_poll_secs",
     "worker_lease_secs",
     "worker_retry_secs",
@@ -187,6 +189,10 @@ pub struct Config {
     /// The monorepo branch requests start from and are merged into.
     #[serde(default = "default_base_branch")]
     pub base_branch: String,
+    /// The folder of the monorepo's base branch whose self-service templates join (and
+    /// replace, by id) the built-in ones, with the local forge; empty: none.
+    #[serde(default = "default_monorepo_templates")]
+    pub monorepo_templates: String,
     /// Seconds between two checks of the open pull requests (the webhook's fallback); 0: off.
     #[serde(default = "default_forge_poll_secs")]
     pub forge_poll_secs: u64,
@@ -232,6 +238,10 @@ fn default_probe_timeout_secs() -> u64 {
 
 fn default_probe_concurrency() -> usize {
     8
+}
+
+fn default_monorepo_templates() -> String {
+    "self-service/templates".to_owned()
 }
 
 fn default_base_branch() -> String {
@@ -316,6 +326,7 @@ impl Default for Config {
             forge_token: None,
             webhook_secret: None,
             base_branch: default_base_branch(),
+            monorepo_templates: default_monorepo_templates(),
             forge_poll_secs: default_forge_poll_secs(),
             worker_lease_secs: default_worker_lease_secs(),
             worker_retry_secs: default_worker_retry_secs(),
@@ -442,6 +453,13 @@ impl Config {
                 self.base_branch
             )));
         }
+        let folder = self.monorepo_templates.trim_end_matches('/');
+        if !folder.is_empty() && !crate::selfservice::forge::local::is_safe_path(folder) {
+            return Err(ConfigError::Forge(format!(
+                "MIRANTE_MONOREPO_TEMPLATES `{}` is not a folder inside the monorepo",
+                self.monorepo_templates
+            )));
+        }
         if self.forge == ForgeKind::Local {
             return Ok(());
         }
@@ -544,6 +562,7 @@ impl Config {
             },
             forge_url: self.forge_url.as_deref().map(redact_url),
             base_branch: &self.base_branch,
+            monorepo_templates: &self.monorepo_templates,
             forge_poll_secs: self.forge_poll_secs,
             worker_lease_secs: self.worker_lease_secs,
             worker_retry_secs: self.worker_retry_secs,
@@ -609,6 +628,7 @@ struct Printable<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     forge_url: Option<String>,
     base_branch: &'a str,
+    monorepo_templates: &'a str,
     forge_poll_secs: u64,
     worker_lease_secs: u64,
     worker_retry_secs: u64,
@@ -658,6 +678,7 @@ impl fmt::Debug for Config {
                 &self.webhook_secret.as_ref().map(|_| REDACTED),
             )
             .field("base_branch", &self.base_branch)
+            .field("monorepo_templates", &self.monorepo_templates)
             .field("forge_poll_secs", &self.forge_poll_secs)
             .field("worker_lease_secs", &self.worker_lease_secs)
             .field("worker_retry_secs", &self.worker_retry_secs)

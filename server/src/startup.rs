@@ -108,12 +108,18 @@ impl Application {
         for problem in templates.problems() {
             tracing::warn!(%problem, "a self-service template was left out");
         }
-        let selfservice = Arc::new(SelfService::new(
+        let mut selfservice = SelfService::new(
             db.clone(),
             Arc::clone(&catalog),
             templates,
             Arc::clone(&worker),
-        ));
+        );
+        let folder = config.monorepo_templates.trim_end_matches('/');
+        if config.forge == selfservice::forge::ForgeKind::Local && !folder.is_empty() {
+            selfservice =
+                selfservice.with_monorepo_templates(config.local_monorepo(), folder.to_owned());
+        }
+        let selfservice = Arc::new(selfservice);
         let checker = probes::Checker::from_config(&config)?;
         let state = AppState {
             probes: Arc::new(probes::ProbeBoard::default()),

@@ -589,3 +589,88 @@ on_both_databases! {
         assert!(refused["error"].as_str().unwrap().contains("preview again"), "{refused}");
     }
 }
+
+/// Commits `files` onto the monorepo's `main` through a clone, as a person would.
+fn commit_to_monorepo(monorepo: &Path, files: &[(&str, &str)]) {
+    let work = tempfile::TempDir::new().unwrap();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=Ana", "-c", "user.email=ana@example.org"])
+            .args(args)
+            .current_dir(work.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    git(&["clone", "-q", monorepo.to_str().unwrap(), "."]);
+    for (path, content) in files {
+        let path = work.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    }
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "Templates for the portal"]);
+    git(&["push", "-q", "origin", "HEAD:main"]);
+}
+
+const SCRATCH_TEMPLATE: &str = r#"id: scratch-space
+title:
+  pt-BR: Espaço temporário
+  en: Scratch space
+description:
+  pt-BR: Um namespace temporário.
+  en: A scratch namespace.
+access:
+  roles: [researcher, admin]
+approval: none
+target: "scratch/{{ name }}"
+parameters:
+  - name: name
+    type: string
+    format: dns-label
+    required: true
+    title:
+      pt-BR: Nome
+      en: Name
+"#;
+
+const SCRATCH_NAMESPACE: &str = r#"apiVersion: v1
+kind: Namespace
+metadata:
+  name: {{ "scratch-" ~ name }}
+"#;
+
+on_both_databases! {
+    async fn a_template_merged_into_the_monorepo_is_offered_without_a_redeploy(backend: Backend) {
+        let app = spawn_app_with(backend, CatalogSetup::Embedded).await;
+        let rui = app.dev_browser("rui").await;
+        let monorepo = app.data_dir.join("monorepo");
+        let ids = |templates: &Value| -> Vec<String> {
+            templates["templates"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap().to_owned()).collect()
+        };
+        let before = app.get_json_as(&rui, "/api/v1/templates", 200).await;
+        assert!(!ids(&before).contains(&"scratch-space".to_owned()), "{before}");
+
+        commit_to_monorepo(&monorepo, &[
+            ("self-service/templates/scratch-space/template.yaml", SCRATCH_TEMPLATE),
+            ("self-service/templates/scratch-space/skeleton/namespace.yaml", SCRATCH_NAMESPACE),
+            ("self-service/templates/broken/template.yaml", "id: [broken\n"),
+        ]);
+
+        let after = app.get_json_as(&rui, "/api/v1/templates", 200).await;
+        let after = ids(&after);
+        assert!(after.contains(&"scratch-space".to_owned()), "{after:?}");
+        assert!(after.contains(&"gpu-workspace".to_owned()), "the built-in ones stay: {after:?}");
+        assert!(!after.contains(&"broken".to_owned()), "{after:?}");
+        let input = json!({ "template": "scratch-space", "values": { "name": "tmp1" } });
+        let preview = app.post_json(&rui, "/api/v1/requests/preview", &input, 200).await;
+        let files = preview_files(&preview);
+        assert_eq!(files.len(), 1, "{preview}");
+        assert_eq!(files[0].0, "scratch/tmp1/namespace.yaml");
+        assert!(files[0].1.contains("name: \"scratch-tmp1\""), "{}", files[0].1);
+    }
+}

@@ -318,15 +318,82 @@ pub enum WebhookOutcome {
 pub struct SelfService {
     db: Db,
     catalog: Arc<CatalogStore>,
-    templates: Arc<TemplateSet>,
+    templates: Templates,
     worker: Arc<Worker>,
     base_branch: String,
+}
+
+/// The templates in force: the built-in ones and, with the local forge, those of a folder of
+/// the monorepo's base branch, which replace built-in ones with the same id. A template merged
+/// into the monorepo is offered at once, with no redeploy: the set is read again whenever the
+/// base branch has moved.
+struct Templates {
+    builtin: Arc<TemplateSet>,
+    /// The local monorepo and the folder in it, when templates are read from there.
+    monorepo: Option<(std::path::PathBuf, String)>,
+    /// The base branch commit the set was read at, and the set.
+    current: arc_swap::ArcSwap<(Option<String>, Arc<TemplateSet>)>,
+    reading: std::sync::Mutex<()>,
+}
+
+impl Templates {
+    fn builtin(set: Arc<TemplateSet>) -> Self {
+        Templates {
+            current: arc_swap::ArcSwap::from_pointee((None, Arc::clone(&set))),
+            builtin: set,
+            monorepo: None,
+            reading: std::sync::Mutex::new(()),
+        }
+    }
+
+    /// The set at the base branch's tip (`branch`), read again when the tip has moved.
+    fn at_tip(&self, branch: &str) -> Arc<TemplateSet> {
+        let Some((repo, folder)) = &self.monorepo else {
+            return Arc::clone(&self.builtin);
+        };
+        let tip = crate::selfservice::forge::local::branch_tip(repo, branch)
+            .ok()
+            .flatten();
+        let current = self.current.load();
+        if current.0.is_some() && current.0 == tip {
+            return Arc::clone(&current.1);
+        }
+        // One reader at a time; the others wait and then find it read.
+        let _reading = self.reading.lock().unwrap_or_else(|e| e.into_inner());
+        let current = self.current.load();
+        if current.0.is_some() && current.0 == tip {
+            return Arc::clone(&current.1);
+        }
+        let Some(rev) = tip.clone() else {
+            return Arc::clone(&self.builtin);
+        };
+        let set = match crate::selfservice::forge::local::read_dir_at(repo, &rev, folder) {
+            Ok((_, files)) => {
+                let origin = format!("monorepo:{folder}");
+                (*self.builtin)
+                    .clone()
+                    .with_overrides(TemplateSet::from_files(&origin, files))
+            }
+            // No such folder: the built-in templates only.
+            Err(crate::selfservice::forge::ForgeError::NotFound(_)) => (*self.builtin).clone(),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the monorepo's templates");
+                return Arc::clone(&current.1);
+            }
+        };
+        for problem in set.problems() {
+            tracing::warn!(%problem, "a self-service template was left out");
+        }
+        let set = Arc::new(set);
+        self.current.store(Arc::new((tip, Arc::clone(&set))));
+        set
+    }
 }
 
 impl std::fmt::Debug for SelfService {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SelfService")
-            .field("templates", &self.templates.templates().len())
+            .field("templates", &self.template_set().templates().len())
             .field("worker", &self.worker)
             .finish_non_exhaustive()
     }
@@ -397,10 +464,17 @@ impl SelfService {
         SelfService {
             db,
             catalog,
-            templates,
+            templates: Templates::builtin(templates),
             worker,
             base_branch,
         }
+    }
+
+    /// Also offers the templates of `folder` in the local monorepo at `repo` (its base
+    /// branch), read again whenever the branch moves.
+    pub fn with_monorepo_templates(mut self, repo: std::path::PathBuf, folder: String) -> Self {
+        self.templates.monorepo = Some((repo, folder));
+        self
     }
 
     /// The forge requests are proposed on.
@@ -414,13 +488,13 @@ impl SelfService {
     }
 
     /// The templates loaded (and, through [`TemplateSet::problems`], those that did not).
-    pub fn template_set(&self) -> &TemplateSet {
-        &self.templates
+    pub fn template_set(&self) -> Arc<TemplateSet> {
+        self.templates.at_tip(&self.base_branch)
     }
 
     /// The templates `principal` may use, by id.
     pub fn templates_for(&self, principal: &Principal) -> Vec<TemplateSummary> {
-        self.templates
+        self.template_set()
             .templates()
             .iter()
             .map(|t| t.manifest())
@@ -435,8 +509,8 @@ impl SelfService {
         principal: &Principal,
         id: &str,
     ) -> Result<TemplateDetail, ServiceError> {
-        let template = self
-            .templates
+        let set = self.template_set();
+        let template = set
             .get(id)
             .filter(|t| policy::may_use_template(&principal.viewer, &t.manifest().access))
             .ok_or_else(|| ServiceError::NotFound(format!("no template `{id}`")))?;
@@ -453,8 +527,8 @@ impl SelfService {
         principal: &Principal,
         input: &RequestInput,
     ) -> Result<(Rendered, bool, String), ServiceError> {
-        let template = self
-            .templates
+        let set = self.template_set();
+        let template = set
             .get(&input.template)
             .filter(|t| policy::may_use_template(&principal.viewer, &t.manifest().access))
             .ok_or_else(|| ServiceError::NotFound(format!("no template `{}`", input.template)))?;

@@ -316,6 +316,13 @@ fn merge_blocking(
     )))
 }
 
+/// The commit at the tip of `branch` in the repository at `repo_path`, if the branch exists.
+/// Blocking, and cheap (one reference lookup).
+pub fn branch_tip(repo_path: &Path, branch: &str) -> ForgeResult<Option<String>> {
+    let repo = open(repo_path)?;
+    Ok(resolve(&repo, branch)?.map(|oid| oid.to_string()))
+}
+
 /// Files as `(path, contents)` pairs.
 pub type Files = Vec<(String, Vec<u8>)>;
 
