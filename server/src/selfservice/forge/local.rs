@@ -219,17 +219,31 @@ fn create_branch_blocking(repo: &Repository, spec: &BranchSpec) -> ForgeResult<S
     let commit = repo
         .commit(None, &author, &committer, &spec.message, &tree, &[&parent])
         .map_err(git_error)?;
-    match repo.reference(&name, commit, false, "mirante: branch for a request") {
-        Ok(_) => Ok(commit.to_string()),
-        // Another worker created it between our look and our write: theirs stands if it
-        // holds the same files.
-        Err(e) if e.code() == ErrorCode::Exists => {
-            let existing = tip(repo, &spec.branch)?
-                .ok_or_else(|| ForgeError::Other("branch vanished while created".into()))?;
-            reuse(repo, existing, spec)
+    for _ in 0..200 {
+        match repo.reference(&name, commit, false, "mirante: branch for a request") {
+            Ok(_) => return Ok(commit.to_string()),
+            // Another worker created it between our look and our write: theirs stands if it
+            // holds the same files.
+            Err(e) if e.code() == ErrorCode::Exists => {
+                let existing = tip(repo, &spec.branch)?
+                    .ok_or_else(|| ForgeError::Other("branch vanished while created".into()))?;
+                return reuse(repo, existing, spec);
+            }
+            // Another worker is writing it right now (it holds the reference's lock file):
+            // wait for it, then judge what it wrote; try again if it wrote nothing.
+            Err(e) if e.code() == ErrorCode::Locked => {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+                if let Some(existing) = tip(repo, &spec.branch)? {
+                    return reuse(repo, existing, spec);
+                }
+            }
+            Err(e) => return Err(git_error(e)),
         }
-        Err(e) => Err(git_error(e)),
     }
+    Err(ForgeError::Unavailable(format!(
+        "branch `{}` stayed locked by another writer",
+        spec.branch
+    )))
 }
 
 /// An existing branch is ours to reuse when its tip is one commit on top of some commit of
