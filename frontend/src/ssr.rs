@@ -31,9 +31,9 @@ pub type PortalHandle = Arc<dyn PortalData>;
 #[async_trait::async_trait]
 pub trait SelfServiceData: Send + Sync + 'static {
     /// The templates the caller may use.
-    fn templates(&self, caller: &Parts) -> Result<Vec<TemplateCard>, SsError>;
+    async fn templates(&self, caller: &Parts) -> Result<Vec<TemplateCard>, SsError>;
     /// A template the caller may use, with its form's parameters and catalog choices.
-    fn template(&self, caller: &Parts, id: &str) -> Result<TemplateForm, SsError>;
+    async fn template(&self, caller: &Parts, id: &str) -> Result<TemplateForm, SsError>;
     /// What a request with these values would propose.
     async fn preview(
         &self,
@@ -66,7 +66,7 @@ pub trait SelfServiceData: Send + Sync + 'static {
     /// Merges a proposed request's pull request (local forge).
     async fn merge(&self, caller: &Parts, id: i64) -> Result<(), SsError>;
     /// Templates that did not load, with file and line.
-    fn template_problems(&self, caller: &Parts) -> Result<Vec<Diagnostic>, SsError>;
+    async fn template_problems(&self, caller: &Parts) -> Result<Vec<Diagnostic>, SsError>;
 }
 
 /// The self-service handle the server puts in Leptos context.

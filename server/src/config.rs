@@ -25,7 +25,7 @@
 //! | `forge_token`           | `MIRANTE_FORGE_TOKEN`          | required with a hosted forge (secret) |
 //! | `webhook_secret`        | `MIRANTE_WEBHOOK_SECRET`       | unset: webhooks are refused (secret) |
 //! | `base_branch`           | `MIRANTE_BASE_BRANCH`          | `main`                               |
-//! | `monorepo_templates`    | `MIRANTE_MONOREPO_TEMPLATES`   | `self-service/templates`: the monorepo folder whose templates join the built-in ones (local forge; empty: none) |
+//! | `monorepo_templates`    | `MIRANTE_MONOREPO_TEMPLATES`   | `self-service/templates`: the monorepo folder whose templates join the built-in ones (any forge; empty: none) |
 //! | `forge_poll_secs`       | `MIRANTE_FORGE_POLL_SECS`      | `60`: how often open pull requests are checked (`0`: off) |
 //! | `worker_lease_secs`     | `MIRANTE_WORKER_LEASE_SECS`    | `60`: how long a claimed job is a worker's before another may take it |
 //! | `worker_retry_secs`     | `MIRANTE_WORKER_RETRY_SECS`    | `5`: first wait after a retryable forge error, doubled each time |
@@ -190,7 +190,7 @@ pub struct Config {
     #[serde(default = "default_base_branch")]
     pub base_branch: String,
     /// The folder of the monorepo's base branch whose self-service templates join (and
-    /// replace, by id) the built-in ones, with the local forge; empty: none.
+    /// replace, by id) the built-in ones, on any forge; empty: none.
     #[serde(default = "default_monorepo_templates")]
     pub monorepo_templates: String,
     /// Seconds between two checks of the open pull requests (the webhook's fallback); 0: off.

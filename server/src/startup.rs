@@ -115,9 +115,8 @@ impl Application {
             Arc::clone(&worker),
         );
         let folder = config.monorepo_templates.trim_end_matches('/');
-        if config.forge == selfservice::forge::ForgeKind::Local && !folder.is_empty() {
-            selfservice =
-                selfservice.with_monorepo_templates(config.local_monorepo(), folder.to_owned());
+        if !folder.is_empty() {
+            selfservice = selfservice.with_monorepo_templates(folder.to_owned());
         }
         let selfservice = Arc::new(selfservice);
         let checker = probes::Checker::from_config(&config)?;

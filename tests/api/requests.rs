@@ -92,7 +92,7 @@ fn mirante_branches(monorepo: &Path) -> Vec<String> {
 }
 
 /// The `(path, content)` pairs of a preview's or a request's `files`, sorted.
-fn preview_files(preview: &Value) -> Vec<(String, String)> {
+pub(crate) fn preview_files(preview: &Value) -> Vec<(String, String)> {
     let mut files: Vec<(String, String)> = preview["files"]
         .as_array()
         .unwrap()
@@ -617,7 +617,7 @@ fn commit_to_monorepo(monorepo: &Path, files: &[(&str, &str)]) {
     git(&["push", "-q", "origin", "HEAD:main"]);
 }
 
-const SCRATCH_TEMPLATE: &str = r#"id: scratch-space
+pub(crate) const SCRATCH_TEMPLATE: &str = r#"id: scratch-space
 title:
   pt-BR: Espaço temporário
   en: Scratch space
@@ -638,7 +638,7 @@ parameters:
       en: Name
 "#;
 
-const SCRATCH_NAMESPACE: &str = r#"apiVersion: v1
+pub(crate) const SCRATCH_NAMESPACE: &str = r#"apiVersion: v1
 kind: Namespace
 metadata:
   name: {{ "scratch-" ~ name }}

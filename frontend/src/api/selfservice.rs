@@ -341,14 +341,14 @@ fn set_status(status: http::StatusCode) {
 #[server(prefix = "/_fn", endpoint = "templates")]
 pub async fn list_templates() -> Result<Vec<TemplateCard>, ServerFnError> {
     let (service, parts) = service()?;
-    Ok(service.templates(&parts)?)
+    Ok(service.templates(&parts).await?)
 }
 
 /// A template's form; `None` when there is no such template for the viewer.
 #[server(prefix = "/_fn", endpoint = "template")]
 pub async fn get_template_form(id: String) -> Result<Option<TemplateForm>, ServerFnError> {
     let (service, parts) = service()?;
-    match service.template(&parts, &id) {
+    match service.template(&parts, &id).await {
         Ok(form) => Ok(Some(form)),
         Err(SsError::NotFound) => Ok(None),
         Err(e) => Err(e.into()),
@@ -363,7 +363,7 @@ pub async fn preview_request(
     fields: Vec<(String, String)>,
 ) -> Result<Option<PreviewPage>, ServerFnError> {
     let (service, parts) = service()?;
-    let form = match service.template(&parts, &template) {
+    let form = match service.template(&parts, &template).await {
         Ok(form) => form,
         Err(SsError::NotFound) => return Ok(None),
         Err(e) => return Err(e.into()),
@@ -511,7 +511,7 @@ pub async fn merge_request(id: i64, csrf_token: String) -> Result<Option<String>
 #[server(prefix = "/_fn", endpoint = "template-problems")]
 pub async fn list_template_problems() -> Result<Vec<Diagnostic>, ServerFnError> {
     let (service, parts) = service()?;
-    Ok(service.template_problems(&parts)?)
+    Ok(service.template_problems(&parts).await?)
 }
 
 #[cfg(test)]

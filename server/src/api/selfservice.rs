@@ -93,7 +93,7 @@ pub async fn list_templates(
     Extension(principal): Extension<Principal>,
 ) -> Json<TemplateList> {
     Json(TemplateList {
-        templates: service.templates_for(&principal),
+        templates: service.templates_for(&principal).await,
     })
 }
 
@@ -114,7 +114,7 @@ pub async fn get_template(
     Extension(principal): Extension<Principal>,
     Path(id): Path<String>,
 ) -> Result<Json<TemplateDetail>, ApiError> {
-    Ok(Json(service.template_for(&principal, &id)?))
+    Ok(Json(service.template_for(&principal, &id).await?))
 }
 
 /// Renders a request without storing it: every file with a diff against the base branch.

@@ -22,6 +22,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use mirante_domain::{
+    Diagnostic,
     request::{RequestEvent, RequestState},
     selfservice::{Approval, FieldError, TemplateManifest},
 };
@@ -30,7 +31,7 @@ use similar::TextDiff;
 use utoipa::ToSchema;
 
 use super::{
-    forge::{Forge, ForgeError, ForgeKind, MergeStyle, WebhookEvent},
+    forge::{DirLimits, DirRead, Forge, ForgeError, ForgeKind, MergeStyle, WebhookEvent},
     store::{Author, Change, NewRequest, RequestRecord, TransitionError, TransitionRecord},
     template::{RenderContext, RenderError, Rendered, Requester, TemplateSet},
     worker::{self, Worker},
@@ -323,77 +324,163 @@ pub struct SelfService {
     base_branch: String,
 }
 
-/// The templates in force: the built-in ones and, with the local forge, those of a folder of
-/// the monorepo's base branch, which replace built-in ones with the same id. A template merged
-/// into the monorepo is offered at once, with no redeploy: the set is read again whenever the
-/// base branch has moved.
+/// The most files the monorepo's template folder may hold (templates, skeletons, READMEs).
+pub const MONOREPO_TEMPLATES_MAX_FILES: usize = 1000;
+/// The most bytes the monorepo's template folder may hold, all files together.
+pub const MONOREPO_TEMPLATES_MAX_BYTES: u64 = 8 << 20;
+
+/// The templates in force: the built-in ones and those of a folder of the monorepo's base
+/// branch, read through the forge (any kind), which replace built-in ones with the same id. A
+/// template merged into the monorepo is offered at once, with no redeploy: each use asks the
+/// forge for the base branch's head (one cheap call); when it has moved, the folder's tree id
+/// is compared with the one last read, and only when that changed are the files read again.
+/// A forge that cannot be read keeps the last good set, and says why among the problems.
 struct Templates {
     builtin: Arc<TemplateSet>,
-    /// The local monorepo and the folder in it, when templates are read from there.
-    monorepo: Option<(std::path::PathBuf, String)>,
-    /// The base branch commit the set was read at, and the set.
-    current: arc_swap::ArcSwap<(Option<String>, Arc<TemplateSet>)>,
-    reading: std::sync::Mutex<()>,
+    /// The monorepo folder templates are read from, when there is one.
+    folder: Option<String>,
+    limits: DirLimits,
+    current: arc_swap::ArcSwap<TemplatesRead>,
+    /// One reader of the folder at a time; the others wait and then find it read.
+    reading: tokio::sync::Mutex<()>,
+}
+
+/// The templates as last read from the monorepo.
+struct TemplatesRead {
+    /// The base branch's head when last read successfully.
+    head: Option<String>,
+    /// The folder's tree id the set was read from.
+    tree: Option<String>,
+    /// The built-in templates with the folder's.
+    set: Arc<TemplateSet>,
+    /// Why the last attempt to read failed (the set is then the last good one).
+    failure: Option<Diagnostic>,
 }
 
 impl Templates {
     fn builtin(set: Arc<TemplateSet>) -> Self {
         Templates {
-            current: arc_swap::ArcSwap::from_pointee((None, Arc::clone(&set))),
+            current: arc_swap::ArcSwap::from_pointee(TemplatesRead {
+                head: None,
+                tree: None,
+                set: Arc::clone(&set),
+                failure: None,
+            }),
             builtin: set,
-            monorepo: None,
-            reading: std::sync::Mutex::new(()),
+            folder: None,
+            limits: DirLimits {
+                max_files: MONOREPO_TEMPLATES_MAX_FILES,
+                max_bytes: MONOREPO_TEMPLATES_MAX_BYTES,
+            },
+            reading: tokio::sync::Mutex::new(()),
         }
     }
 
-    /// The set at the base branch's tip (`branch`), read again when the tip has moved.
-    fn at_tip(&self, branch: &str) -> Arc<TemplateSet> {
-        let Some((repo, folder)) = &self.monorepo else {
-            return Arc::clone(&self.builtin);
+    /// The set at the tip of the base branch `branch`, read again when the tip has moved.
+    async fn at_tip(&self, forge: &dyn Forge, branch: &str) -> Arc<TemplatesRead> {
+        let Some(folder) = &self.folder else {
+            return self.current.load_full();
         };
-        let tip = crate::selfservice::forge::local::branch_tip(repo, branch)
-            .ok()
-            .flatten();
-        let current = self.current.load();
-        if current.0.is_some() && current.0 == tip {
-            return Arc::clone(&current.1);
-        }
-        // One reader at a time; the others wait and then find it read.
-        let _reading = self.reading.lock().unwrap_or_else(|e| e.into_inner());
-        let current = self.current.load();
-        if current.0.is_some() && current.0 == tip {
-            return Arc::clone(&current.1);
-        }
-        let Some(rev) = tip.clone() else {
-            return Arc::clone(&self.builtin);
+        let head = match forge.branch_head(branch).await {
+            Ok(head) => head,
+            Err(e) => return self.failed(folder, branch, &e),
         };
-        let set = match crate::selfservice::forge::local::read_dir_at(repo, &rev, folder) {
-            Ok((_, files)) => {
+        let fresh =
+            |read: &TemplatesRead| head.is_some() && read.head == head && read.failure.is_none();
+        let current = self.current.load_full();
+        if fresh(current.as_ref()) {
+            return current;
+        }
+        let _reading = self.reading.lock().await;
+        let current = self.current.load_full();
+        if fresh(current.as_ref()) {
+            return current;
+        }
+        let Some(rev) = head.clone() else {
+            // No base branch (yet): the built-in templates only.
+            return self.store(TemplatesRead {
+                head: None,
+                tree: None,
+                set: Arc::clone(&self.builtin),
+                failure: None,
+            });
+        };
+        let known = current.tree.as_deref();
+        match forge.read_dir(&rev, folder, known, self.limits).await {
+            // The folder did not change: the branch moved for other files.
+            Ok(DirRead { tree, files: None }) => self.store(TemplatesRead {
+                head,
+                tree: Some(tree),
+                set: Arc::clone(&current.set),
+                failure: None,
+            }),
+            Ok(DirRead {
+                tree,
+                files: Some(files),
+            }) => {
                 let origin = format!("monorepo:{folder}");
-                (*self.builtin)
+                let set = (*self.builtin)
                     .clone()
-                    .with_overrides(TemplateSet::from_files(&origin, files))
+                    .with_overrides(TemplateSet::from_files(&origin, files));
+                for problem in set.problems() {
+                    tracing::warn!(%problem, "a self-service template was left out");
+                }
+                self.store(TemplatesRead {
+                    head,
+                    tree: Some(tree),
+                    set: Arc::new(set),
+                    failure: None,
+                })
             }
             // No such folder: the built-in templates only.
-            Err(crate::selfservice::forge::ForgeError::NotFound(_)) => (*self.builtin).clone(),
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot read the monorepo's templates");
-                return Arc::clone(&current.1);
-            }
-        };
-        for problem in set.problems() {
-            tracing::warn!(%problem, "a self-service template was left out");
+            Err(ForgeError::NotFound(_)) => self.store(TemplatesRead {
+                head,
+                tree: None,
+                set: Arc::clone(&self.builtin),
+                failure: None,
+            }),
+            Err(e) => self.failed(folder, branch, &e),
         }
-        let set = Arc::new(set);
-        self.current.store(Arc::new((tip, Arc::clone(&set))));
-        set
+    }
+
+    fn store(&self, read: TemplatesRead) -> Arc<TemplatesRead> {
+        let read = Arc::new(read);
+        self.current.store(Arc::clone(&read));
+        read
+    }
+
+    /// Keeps the last good set and records why it could not be read again.
+    fn failed(&self, folder: &str, branch: &str, error: &ForgeError) -> Arc<TemplatesRead> {
+        let current = self.current.load_full();
+        let kept = match &current.head {
+            Some(head) => format!(
+                "the templates read at commit {} are offered until it can be read",
+                head.get(..12).unwrap_or(head)
+            ),
+            None => "only the built-in templates are offered until it can be read".to_owned(),
+        };
+        let failure = Diagnostic::new(
+            folder,
+            0,
+            0,
+            format!("cannot read this folder on `{branch}`: {error}; {kept}"),
+        );
+        if current.failure.as_ref() != Some(&failure) {
+            tracing::warn!(error = %error, "cannot read the monorepo's self-service templates");
+        }
+        self.store(TemplatesRead {
+            head: current.head.clone(),
+            tree: current.tree.clone(),
+            set: Arc::clone(&current.set),
+            failure: Some(failure),
+        })
     }
 }
 
 impl std::fmt::Debug for SelfService {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SelfService")
-            .field("templates", &self.template_set().templates().len())
+            .field("templates", &self.last_template_set().templates().len())
             .field("worker", &self.worker)
             .finish_non_exhaustive()
     }
@@ -470,10 +557,16 @@ impl SelfService {
         }
     }
 
-    /// Also offers the templates of `folder` in the local monorepo at `repo` (its base
-    /// branch), read again whenever the branch moves.
-    pub fn with_monorepo_templates(mut self, repo: std::path::PathBuf, folder: String) -> Self {
-        self.templates.monorepo = Some((repo, folder));
+    /// Also offers the templates of the monorepo's folder `folder` on the base branch, read
+    /// through the forge again whenever the branch moves.
+    pub fn with_monorepo_templates(mut self, folder: String) -> Self {
+        self.templates.folder = Some(folder);
+        self
+    }
+
+    /// Changes how much the monorepo's template folder may hold.
+    pub fn with_monorepo_template_limits(mut self, limits: DirLimits) -> Self {
+        self.templates.limits = limits;
         self
     }
 
@@ -487,14 +580,40 @@ impl SelfService {
         &self.worker
     }
 
-    /// The templates loaded (and, through [`TemplateSet::problems`], those that did not).
-    pub fn template_set(&self) -> Arc<TemplateSet> {
-        self.templates.at_tip(&self.base_branch)
+    /// The templates loaded (and, through [`TemplateSet::problems`], those that did not), as
+    /// they stand on the base branch now.
+    pub async fn template_set(&self) -> Arc<TemplateSet> {
+        let read = self
+            .templates
+            .at_tip(self.forge().as_ref(), &self.base_branch)
+            .await;
+        Arc::clone(&read.set)
+    }
+
+    /// The templates as last read, without asking the forge (for ordering a request's values).
+    pub fn last_template_set(&self) -> Arc<TemplateSet> {
+        Arc::clone(&self.templates.current.load().set)
+    }
+
+    /// What keeps templates from being offered: every template left out, with file, line and
+    /// column, and first, when the monorepo's folder could not be read, why (the last good
+    /// templates are offered meanwhile).
+    pub async fn template_problems(&self) -> Vec<Diagnostic> {
+        let read = self
+            .templates
+            .at_tip(self.forge().as_ref(), &self.base_branch)
+            .await;
+        read.failure
+            .iter()
+            .chain(read.set.problems())
+            .cloned()
+            .collect()
     }
 
     /// The templates `principal` may use, by id.
-    pub fn templates_for(&self, principal: &Principal) -> Vec<TemplateSummary> {
+    pub async fn templates_for(&self, principal: &Principal) -> Vec<TemplateSummary> {
         self.template_set()
+            .await
             .templates()
             .iter()
             .map(|t| t.manifest())
@@ -504,12 +623,12 @@ impl SelfService {
     }
 
     /// One template `principal` may use; a template they may not use does not exist for them.
-    pub fn template_for(
+    pub async fn template_for(
         &self,
         principal: &Principal,
         id: &str,
     ) -> Result<TemplateDetail, ServiceError> {
-        let set = self.template_set();
+        let set = self.template_set().await;
         let template = set
             .get(id)
             .filter(|t| policy::may_use_template(&principal.viewer, &t.manifest().access))
@@ -527,7 +646,7 @@ impl SelfService {
         principal: &Principal,
         input: &RequestInput,
     ) -> Result<(Rendered, bool, String), ServiceError> {
-        let set = self.template_set();
+        let set = self.template_set().await;
         let template = set
             .get(&input.template)
             .filter(|t| policy::may_use_template(&principal.viewer, &t.manifest().access))

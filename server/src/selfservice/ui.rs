@@ -93,19 +93,24 @@ fn row(s: &service::RequestSummary) -> RequestRow {
 
 #[async_trait::async_trait]
 impl SelfServiceData for UiSelfService {
-    fn templates(&self, caller: &Parts) -> Result<Vec<TemplateCard>, SsError> {
+    async fn templates(&self, caller: &Parts) -> Result<Vec<TemplateCard>, SsError> {
         let principal = principal(caller)?;
         Ok(self
             .service
             .templates_for(principal)
+            .await
             .into_iter()
             .map(card)
             .collect())
     }
 
-    fn template(&self, caller: &Parts, id: &str) -> Result<TemplateForm, SsError> {
+    async fn template(&self, caller: &Parts, id: &str) -> Result<TemplateForm, SsError> {
         let principal = principal(caller)?;
-        let detail = self.service.template_for(principal, id).map_err(refusal)?;
+        let detail = self
+            .service
+            .template_for(principal, id)
+            .await
+            .map_err(refusal)?;
         Ok(TemplateForm {
             card: card(detail.summary),
             manifest: detail.manifest,
@@ -201,7 +206,7 @@ impl SelfServiceData for UiSelfService {
             Value::Object(map) => map.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             _ => Vec::new(),
         };
-        if let Some(t) = self.service.template_set().get(&d.summary.template) {
+        if let Some(t) = self.service.last_template_set().get(&d.summary.template) {
             let position = |name: &str| {
                 t.manifest()
                     .parameters
@@ -272,10 +277,10 @@ impl SelfServiceData for UiSelfService {
             .map_err(refusal)
     }
 
-    fn template_problems(&self, caller: &Parts) -> Result<Vec<Diagnostic>, SsError> {
+    async fn template_problems(&self, caller: &Parts) -> Result<Vec<Diagnostic>, SsError> {
         if !policy::may_see_template_problems(principal(caller)?.viewer.role) {
             return Err(SsError::NotFound);
         }
-        Ok(self.service.template_set().problems().to_vec())
+        Ok(self.service.template_problems().await)
     }
 }

@@ -30,11 +30,33 @@ pub const TOKEN: &str = "forge-token-3b9f4e27c1d8a6";
 pub struct Answer {
     pub status: u16,
     pub body: Value,
+    /// Extra headers (GitLab's `Link` for the next page).
+    pub headers: Vec<(String, String)>,
+    /// A body that is not JSON (a raw file), sent as it is.
+    pub raw: Option<Vec<u8>>,
 }
 
 impl Answer {
     pub fn new(status: u16, body: Value) -> Answer {
-        Answer { status, body }
+        Answer {
+            status,
+            body,
+            headers: Vec::new(),
+            raw: None,
+        }
+    }
+
+    /// A 200 whose body is `bytes` as they are (`text/plain`).
+    pub fn raw(bytes: Vec<u8>) -> Answer {
+        Answer {
+            raw: Some(bytes),
+            ..Answer::new(200, Value::Null)
+        }
+    }
+
+    pub fn with_header(mut self, name: &str, value: String) -> Answer {
+        self.headers.push((name.to_owned(), value));
+        self
     }
 }
 
@@ -46,6 +68,12 @@ pub trait Model: Send + 'static {
     const COMMIT_OP: &'static str;
     /// The operation that opens a pull request.
     const OPEN_PULL_OP: &'static str;
+    /// The operation that reads one file of a listed folder.
+    const FOLDER_FILE_OP: &'static str;
+    /// The operation that reads a branch's head.
+    const HEAD_OP: &'static str;
+    /// Which forge this is, for the portal's configuration.
+    const KIND: mirante::selfservice::forge::ForgeKind;
 
     fn new(repo: Repo) -> Self;
     /// Checks method, path, query, headers and body against the documented API.
@@ -266,15 +294,30 @@ async fn handle<M: Model>(State(shared): State<Arc<Shared<M>>>, request: Request
 
 fn answer(answer: Answer) -> Response {
     let status = StatusCode::from_u16(answer.status).unwrap();
-    if answer.body.is_null() {
-        return status.into_response();
+    let mut response = if let Some(raw) = answer.raw {
+        (
+            status,
+            [("content-type", "text/plain; charset=utf-8")],
+            Body::from(raw),
+        )
+            .into_response()
+    } else if answer.body.is_null() {
+        status.into_response()
+    } else {
+        (
+            status,
+            [("content-type", "application/json; charset=utf-8")],
+            Body::from(answer.body.to_string()),
+        )
+            .into_response()
+    };
+    for (name, value) in answer.headers {
+        response.headers_mut().insert(
+            axum::http::HeaderName::from_bytes(name.as_bytes()).unwrap(),
+            axum::http::HeaderValue::from_str(&value).unwrap(),
+        );
     }
-    (
-        status,
-        [("content-type", "application/json; charset=utf-8")],
-        Body::from(answer.body.to_string()),
-    )
-        .into_response()
+    response
 }
 
 /// A commit in the fake repository: the whole tree (path → content) and its parents.
@@ -304,10 +347,70 @@ pub struct Pull {
 pub struct Repo {
     pub commits: HashMap<String, Commit>,
     pub branches: BTreeMap<String, String>,
+    /// Every tree by id, the root of each commit and each folder in it, paths relative to it.
     pub trees: HashMap<String, BTreeMap<String, String>>,
     pub blobs: HashMap<String, String>,
     pub pulls: Vec<Pull>,
+    /// The most entries one tree listing holds: GitHub truncates a recursive listing there,
+    /// GitLab and Gitea make pages of at most that many (the real limits are far larger; a
+    /// test lowers them).
+    pub listing_limit: Option<usize>,
     counter: u64,
+}
+
+/// An entry of a tree listing.
+#[derive(Debug, Clone)]
+pub struct TreeItem {
+    /// Relative to the listed tree.
+    pub path: String,
+    pub is_dir: bool,
+    /// The blob's or the subtree's id.
+    pub sha: String,
+    /// A blob's size in bytes.
+    pub size: usize,
+}
+
+/// The files below `dir` in `tree`, with paths relative to it (empty when there are none).
+pub fn subtree(tree: &BTreeMap<String, String>, dir: &str) -> BTreeMap<String, String> {
+    if dir.is_empty() {
+        return tree.clone();
+    }
+    let prefix = format!("{}/", dir.trim_end_matches('/'));
+    tree.iter()
+        .filter_map(|(p, c)| Some((p.strip_prefix(&prefix)?.to_owned(), c.clone())))
+        .collect()
+}
+
+/// The entries of `tree`: those directly in it, or with `recursive` every file and folder at
+/// any depth, sorted by path.
+pub fn tree_items(tree: &BTreeMap<String, String>, recursive: bool) -> Vec<TreeItem> {
+    let mut dirs = std::collections::BTreeSet::new();
+    let mut items = Vec::new();
+    for (path, content) in tree {
+        let parts: Vec<&str> = path.split('/').collect();
+        let depth = if recursive { parts.len() - 1 } else { 1 };
+        for end in 1..=depth.min(parts.len() - 1) {
+            dirs.insert(parts[..end].join("/"));
+        }
+        if recursive || parts.len() == 1 {
+            items.push(TreeItem {
+                path: path.clone(),
+                is_dir: false,
+                sha: Repo::hash("blob", content),
+                size: content.len(),
+            });
+        }
+    }
+    for dir in dirs {
+        items.push(TreeItem {
+            sha: Repo::tree_sha(&subtree(tree, &dir)),
+            path: dir,
+            is_dir: true,
+            size: 0,
+        });
+    }
+    items.sort_by(|a, b| a.path.cmp(&b.path));
+    items
 }
 
 /// Files on `main` in every fake repository.
@@ -366,6 +469,9 @@ impl Repo {
         for content in tree.values() {
             self.blobs
                 .insert(Repo::hash("blob", content), content.clone());
+        }
+        for item in tree_items(&tree, true).into_iter().filter(|i| i.is_dir) {
+            self.trees.insert(item.sha, subtree(&tree, &item.path));
         }
         self.trees.insert(tree_sha, tree.clone());
         self.commits.insert(

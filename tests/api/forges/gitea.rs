@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 
 use super::{
     contract::{Contract, Op, Req},
-    fake::{Answer, Model, Pull, Repo},
+    fake::{Answer, Model, Pull, Repo, tree_items},
 };
 
 pub const OWNER: &str = "infra";
@@ -64,6 +64,23 @@ pub fn contract() -> &'static Contract {
                         query("stat", json!({"type": "boolean"})),
                         query("verification", json!({"type": "boolean"})),
                         query("files", json!({"type": "boolean"}))],
+                }},
+                // GetTree: "sha of the commit" (a tree's sha is taken too); `page`: "the
+                // 'truncated' field in the response will be true if there are still more
+                // items after this page"; `per_page` defaults to 1000
+                // (DEFAULT_GIT_TREES_PER_PAGE). https://gitea.com/api/swagger#/repository/GetTree
+                "/repos/{owner}/{repo}/git/trees/{sha}": {"get": {
+                    "operationId": "GetTree",
+                    "parameters": [owner, repo, path_param("sha", "string"),
+                        query("recursive", json!({"type": "boolean"})),
+                        query("page", json!({"type": "integer", "minimum": 1})),
+                        query("per_page", json!({"type": "integer", "minimum": 1}))],
+                }},
+                // GetBlob: `GitBlobResponse` with the content in base64.
+                // https://gitea.com/api/swagger#/repository/GetBlob
+                "/repos/{owner}/{repo}/git/blobs/{sha}": {"get": {
+                    "operationId": "GetBlob",
+                    "parameters": [owner, repo, path_param("sha", "string")],
                 }},
                 // repoChangeFiles
                 "/repos/{owner}/{repo}/contents": {"post": {
@@ -181,6 +198,10 @@ impl Model for GiteaModel {
     const PREFIX: &'static str = "/api/v1";
     const COMMIT_OP: &'static str = "repoChangeFiles";
     const OPEN_PULL_OP: &'static str = "repoCreatePullRequest";
+    const FOLDER_FILE_OP: &'static str = "GetBlob";
+    const HEAD_OP: &'static str = "repoGetBranch";
+    const KIND: mirante::selfservice::forge::ForgeKind =
+        mirante::selfservice::forge::ForgeKind::Gitea;
 
     fn new(repo: Repo) -> Self {
         GiteaModel { repo }
@@ -265,6 +286,52 @@ impl Model for GiteaModel {
                     ),
                 )
             }
+            "GetTree" => {
+                let sha = op.param("sha");
+                let tree = match self.repo.commits.get(sha) {
+                    Some(commit) => Some(&commit.tree),
+                    None => self.repo.trees.get(sha),
+                };
+                let Some(tree) = tree else {
+                    return Answer::new(
+                        400,
+                        json!({"message": "sha invalid", "url": "https://gitea.example.org/api/swagger"}),
+                    );
+                };
+                let recursive = req.query("recursive") == Some("true");
+                let items = tree_items(tree, recursive);
+                let page: usize = req.query("page").and_then(|p| p.parse().ok()).unwrap_or(1);
+                let per_page: usize = req
+                    .query("per_page")
+                    .and_then(|p| p.parse().ok())
+                    .unwrap_or(1000)
+                    .min(self.repo.listing_limit.unwrap_or(1000));
+                let total = items.len();
+                let start = (page.max(1) - 1) * per_page;
+                let entries: Vec<Value> = items
+                    .into_iter()
+                    .skip(start)
+                    .take(per_page)
+                    .map(|i| {
+                        json!({"path": i.path, "mode": if i.is_dir { "040000" } else { "100644" },
+                            "type": if i.is_dir { "tree" } else { "blob" }, "size": i.size,
+                            "sha": i.sha, "url": ""})
+                    })
+                    .collect();
+                Answer::new(
+                    200,
+                    json!({"sha": sha, "url": "", "tree": entries, "page": page,
+                        "total_count": total, "truncated": start + per_page < total}),
+                )
+            }
+            "GetBlob" => match self.repo.blobs.get(op.param("sha")) {
+                Some(content) => Answer::new(
+                    200,
+                    json!({"content": b64.encode(content), "encoding": "base64",
+                        "sha": op.param("sha"), "size": content.len(), "url": ""}),
+                ),
+                None => not_found(),
+            },
             "repoGetSingleCommit" => {
                 let Some(commit) = self.repo.resolve(op.param("sha")) else {
                     return not_found();

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 
 use super::{
     contract::{Contract, Op, Req},
-    fake::{Answer, Model, Pull, Repo},
+    fake::{Answer, Model, Pull, Repo, tree_items},
 };
 
 pub const OWNER: &str = "infra";
@@ -107,6 +107,10 @@ impl Model for GitHubModel {
     const PREFIX: &'static str = "/api/v3";
     const COMMIT_OP: &'static str = "git/create-commit";
     const OPEN_PULL_OP: &'static str = "pulls/create";
+    const FOLDER_FILE_OP: &'static str = "git/get-blob";
+    const HEAD_OP: &'static str = "git/get-ref";
+    const KIND: mirante::selfservice::forge::ForgeKind =
+        mirante::selfservice::forge::ForgeKind::Github;
 
     fn new(repo: Repo) -> Self {
         GitHubModel { repo }
@@ -296,6 +300,39 @@ impl Model for GitHubModel {
                     ),
                 )
             }
+            // https://docs.github.com/en/rest/git/trees#get-a-tree: a tree by its sha, each
+            // entry with its own sha (and a blob's size); `recursive` (any value) lists every
+            // level, and `truncated` says the listing was cut at GitHub's limit.
+            "git/get-tree" => {
+                let Some(tree) = self.repo.trees.get(op.param("tree_sha")) else {
+                    return not_found();
+                };
+                let recursive = req.query("recursive").is_some();
+                let mut items = tree_items(tree, recursive);
+                let limit = self.repo.listing_limit.unwrap_or(usize::MAX);
+                let truncated = recursive && items.len() > limit;
+                items.truncate(if recursive { limit } else { usize::MAX });
+                let entries: Vec<Value> = items
+                    .into_iter()
+                    .map(|i| {
+                        let mut entry = json!({
+                            "path": i.path, "mode": if i.is_dir { "040000" } else { "100644" },
+                            "type": if i.is_dir { "tree" } else { "blob" }, "sha": i.sha,
+                            "url": self.api(&format!("git/{}/{}", if i.is_dir { "trees" } else { "blobs" }, i.sha)),
+                        });
+                        if !i.is_dir {
+                            entry["size"] = json!(i.size);
+                        }
+                        entry
+                    })
+                    .collect();
+                Answer::new(
+                    200,
+                    json!({"sha": op.param("tree_sha"), "url": self.api(&format!("git/trees/{}", op.param("tree_sha"))),
+                        "tree": entries, "truncated": truncated}),
+                )
+            }
+            // https://docs.github.com/en/rest/git/blobs#get-a-blob: the content in base64.
             "git/get-blob" => match self.repo.blobs.get(op.param("file_sha")) {
                 Some(content) => Answer::new(
                     200,

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 
 use super::{
     contract::{Contract, Op, Req},
-    fake::{Answer, Model, Pull, Repo},
+    fake::{Answer, Model, Pull, Repo, subtree, tree_items},
 };
 
 pub const PROJECT: &str = "infra/devops";
@@ -63,7 +63,17 @@ pub fn contract() -> &'static Contract {
                     "parameters": [id, path_param("file_path", "string"),
                         query("ref", json!({"type": "string"}), true)],
                 }},
-                // https://docs.gitlab.com/api/repositories/#list-repository-tree
+                // https://docs.gitlab.com/api/repository_files/#get-raw-file-from-repository
+                "/projects/{id}/repository/files/{file_path}/raw": {"get": {
+                    "operationId": "files/raw",
+                    "parameters": [id, path_param("file_path", "string"),
+                        query("ref", json!({"type": "string"}), false),
+                        query("lfs", json!({"type": "boolean"}), false)],
+                }},
+                // https://docs.gitlab.com/api/repositories/#list-repository-tree: with
+                // `pagination=keyset` the next page is the `Link` header's `rel="next"` URL,
+                // whose `page_token` is the last entry's
+                // (https://docs.gitlab.com/api/rest/#keyset-based-pagination).
                 "/projects/{id}/repository/tree": {"get": {
                     "operationId": "tree/list",
                     "parameters": [id,
@@ -207,6 +217,10 @@ impl Model for GitLabModel {
     const PREFIX: &'static str = "/api/v4";
     const COMMIT_OP: &'static str = "commits/create";
     const OPEN_PULL_OP: &'static str = "merge_requests/create";
+    const FOLDER_FILE_OP: &'static str = "files/raw";
+    const HEAD_OP: &'static str = "branches/get";
+    const KIND: mirante::selfservice::forge::ForgeKind =
+        mirante::selfservice::forge::ForgeKind::Gitlab;
 
     fn new(repo: Repo) -> Self {
         GitLabModel { repo }
@@ -281,28 +295,68 @@ impl Model for GitLabModel {
             }
             "tree/list" => {
                 let rev = req.query("ref").unwrap_or("main");
-                let path = req.query("path").unwrap_or_default();
-                let entries = self.repo.dir(rev, path);
-                if entries.is_empty() {
+                let path = req.query("path").unwrap_or_default().trim_matches('/');
+                let Some(commit) = self.repo.resolve(rev) else {
+                    return not_found("Tree");
+                };
+                let tree = subtree(&commit.tree, path);
+                if tree.is_empty() {
                     return not_found("Tree");
                 }
+                let recursive = req.query("recursive") == Some("true");
                 let per_page: usize = req
                     .query("per_page")
                     .and_then(|p| p.parse().ok())
-                    .unwrap_or(20);
-                Answer::new(
-                    200,
-                    Value::Array(
-                        entries
-                            .into_iter()
-                            .take(per_page)
-                            .map(|(name, dir)| {
-                                json!({"name": name, "type": if dir { "tree" } else { "blob" },
-                                    "path": format!("{path}/{name}"), "mode": "100644"})
-                            })
-                            .collect(),
-                    ),
-                )
+                    .unwrap_or(20)
+                    .min(self.repo.listing_limit.unwrap_or(100));
+                let full = |rel: &str| {
+                    if path.is_empty() {
+                        rel.to_owned()
+                    } else {
+                        format!("{path}/{rel}")
+                    }
+                };
+                let after = req.query("page_token").map(str::to_owned);
+                let items: Vec<_> = tree_items(&tree, recursive)
+                    .into_iter()
+                    .filter(|i| after.as_deref().is_none_or(|a| full(&i.path).as_str() > a))
+                    .collect();
+                let more = items.len() > per_page;
+                let page: Vec<Value> = items
+                    .into_iter()
+                    .take(per_page)
+                    .map(|i| {
+                        json!({"id": i.sha, "name": i.path.rsplit('/').next(),
+                            "type": if i.is_dir { "tree" } else { "blob" },
+                            "path": full(&i.path), "mode": if i.is_dir { "040000" } else { "100644" }})
+                    })
+                    .collect();
+                let mut answer = Answer::new(200, Value::Array(page.clone()));
+                if more && req.query("pagination") == Some("keyset") {
+                    let last = page.last().unwrap()["path"].as_str().unwrap().to_owned();
+                    let mut next = Url::parse(&format!(
+                        "https://gitlab.example.org/api/v4/projects/{}/repository/tree",
+                        PROJECT.replace('/', "%2F")
+                    ))
+                    .unwrap();
+                    next.query_pairs_mut()
+                        .append_pair("id", PROJECT)
+                        .append_pair("page_token", &last)
+                        .append_pair("pagination", "keyset")
+                        .append_pair("path", path)
+                        .append_pair("per_page", &per_page.to_string())
+                        .append_pair("recursive", &recursive.to_string())
+                        .append_pair("ref", rev);
+                    answer = answer.with_header("link", format!("<{next}>; rel=\"next\""));
+                }
+                answer
+            }
+            "files/raw" => {
+                let rev = req.query("ref").unwrap_or("main");
+                match self.repo.file(rev, op.param("file_path")) {
+                    Some(content) => Answer::raw(content.into_bytes()),
+                    None => not_found("File"),
+                }
             }
             "commits/get" => {
                 let sha = self

@@ -9,6 +9,7 @@ mod gitea;
 mod github;
 mod gitlab;
 mod scenarios;
+mod templates;
 mod webhooks;
 
 /// Runs every scenario of [`scenarios`] against one forge's fake.
@@ -28,6 +29,24 @@ macro_rules! forge_scenarios {
             #[tokio::test]
             async fn files_and_directories_are_read_from_a_branch() {
                 scenarios::files_and_directories_are_read_from_a_branch::<$model>().await
+            }
+
+            #[tokio::test]
+            async fn a_folder_is_read_whole_and_not_again_while_its_tree_is_unchanged() {
+                scenarios::a_folder_is_read_whole_and_not_again_while_its_tree_is_unchanged::<
+                            $model,
+                        >()
+                        .await
+            }
+
+            #[tokio::test]
+            async fn a_folder_that_is_not_there_is_not_found() {
+                scenarios::a_folder_that_is_not_there_is_not_found::<$model>().await
+            }
+
+            #[tokio::test]
+            async fn a_folder_beyond_the_limits_is_refused_clearly() {
+                scenarios::a_folder_beyond_the_limits_is_refused_clearly::<$model>().await
             }
 
             #[tokio::test]
@@ -82,3 +101,53 @@ macro_rules! forge_scenarios {
 forge_scenarios!(on_github, super::github::GitHubModel);
 forge_scenarios!(on_gitlab, super::gitlab::GitLabModel);
 forge_scenarios!(on_gitea, super::gitea::GiteaModel);
+
+#[tokio::test]
+async fn a_gitlab_folder_listed_over_several_pages_is_read_whole() {
+    scenarios::a_folder_listed_over_several_pages_is_read_whole::<gitlab::GitLabModel>().await
+}
+
+#[tokio::test]
+async fn a_gitea_folder_listed_over_several_pages_is_read_whole() {
+    scenarios::a_folder_listed_over_several_pages_is_read_whole::<gitea::GiteaModel>().await
+}
+
+#[tokio::test]
+async fn a_github_listing_truncated_at_its_limit_is_refused_clearly() {
+    scenarios::a_truncated_listing_is_refused_clearly::<github::GitHubModel>().await
+}
+
+/// Runs the portal's monorepo template tests against one forge's fake.
+macro_rules! template_tests {
+    ($module:ident, $model:ty) => {
+        mod $module {
+            use super::templates;
+
+            #[tokio::test]
+            async fn a_template_added_to_the_base_branch_is_offered_without_a_redeploy() {
+                templates::a_template_added_to_the_base_branch_is_offered_without_a_redeploy::<
+                    $model,
+                >()
+                .await
+            }
+
+            #[tokio::test]
+            async fn a_forge_that_is_down_keeps_the_templates_read_last() {
+                templates::a_forge_that_is_down_keeps_the_templates_read_last::<$model>().await
+            }
+
+            #[tokio::test]
+            async fn an_oversized_template_folder_is_refused_clearly_and_the_last_templates_stay()
+            {
+                templates::an_oversized_template_folder_is_refused_clearly_and_the_last_templates_stay::<
+                    $model,
+                >()
+                .await
+            }
+        }
+    };
+}
+
+template_tests!(templates_on_github, super::github::GitHubModel);
+template_tests!(templates_on_gitlab, super::gitlab::GitLabModel);
+template_tests!(templates_on_gitea, super::gitea::GiteaModel);

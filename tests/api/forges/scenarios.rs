@@ -1,7 +1,7 @@
 //! What every hosted forge client must do, written once and run against each checked fake.
 
 use mirante::selfservice::forge::{
-    BranchSpec, CommitAuthor, FileChange, ForgeError, PullRequestSpec, PullRequestState,
+    BranchSpec, CommitAuthor, DirLimits, FileChange, ForgeError, PullRequestSpec, PullRequestState,
 };
 use serde_json::json;
 
@@ -293,4 +293,180 @@ pub async fn a_dead_port_is_unavailable_and_retried<M: Model>() {
     assert!(matches!(error, ForgeError::Unavailable(_)), "{error:?}");
     assert!(error.is_retryable());
     assert_no_token(&error, TOKEN);
+}
+
+/// Limits no test folder comes near.
+const ROOMY: DirLimits = DirLimits {
+    max_files: 100,
+    max_bytes: 1 << 20,
+};
+
+const FOLDER: &str = "self-service/templates";
+
+/// Pushes `files` (paths relative to [`FOLDER`]) onto `main`; returns the new head.
+fn push_to_folder<M: Model>(fake: &Fake<M>, files: &[(&str, &str)]) -> String {
+    let files: Vec<(String, &str)> = files
+        .iter()
+        .map(|(p, c)| (format!("{FOLDER}/{p}"), *c))
+        .collect();
+    let files: Vec<(&str, &str)> = files.iter().map(|(p, c)| (p.as_str(), *c)).collect();
+    fake.with_repo(|repo| repo.push_branch("main", "main", &files))
+}
+
+pub async fn a_folder_is_read_whole_and_not_again_while_its_tree_is_unchanged<M: Model>() {
+    let fake = Fake::<M>::start().await;
+    let forge = fake.forge();
+    let head = push_to_folder(
+        &fake,
+        &[
+            ("scratch/template.yaml", "id: scratch\n"),
+            ("scratch/skeleton/ns.yaml", "kind: Namespace\n"),
+            ("README.md", "# Templates\n"),
+            (".hidden/secret.yaml", "hidden: true\n"),
+        ],
+    );
+
+    let first = forge.read_dir(&head, FOLDER, None, ROOMY).await.unwrap();
+
+    let files = first.files.clone().expect("a first read reads the files");
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), std::str::from_utf8(c).unwrap()))
+        .collect();
+    assert_eq!(
+        files,
+        [
+            ("README.md", "# Templates\n"),
+            ("scratch/skeleton/ns.yaml", "kind: Namespace\n"),
+            ("scratch/template.yaml", "id: scratch\n"),
+        ]
+    );
+    let reads = fake.calls(M::FOLDER_FILE_OP);
+    assert_eq!(reads, 3, "one read per file, none for hidden ones");
+
+    // The branch moves for a file elsewhere: the folder's tree is the same, nothing is read.
+    let moved = fake.with_repo(|repo| repo.push_branch("main", "main", &[("README.md", "# x\n")]));
+    let again = forge
+        .read_dir(&moved, FOLDER, Some(&first.tree), ROOMY)
+        .await
+        .unwrap();
+    assert_eq!(again.tree, first.tree);
+    assert_eq!(again.files, None);
+    assert_eq!(fake.calls(M::FOLDER_FILE_OP), reads);
+
+    // A template changes: another tree, read again.
+    let changed = push_to_folder(&fake, &[("scratch/template.yaml", "id: scratch-2\n")]);
+    let third = forge
+        .read_dir(&changed, FOLDER, Some(&first.tree), ROOMY)
+        .await
+        .unwrap();
+    assert_ne!(third.tree, first.tree);
+    let files = third.files.expect("a changed folder is read again");
+    assert!(files.contains(&(
+        "scratch/template.yaml".to_owned(),
+        b"id: scratch-2\n".to_vec()
+    )));
+    fake.assert_contract_kept();
+}
+
+pub async fn a_folder_that_is_not_there_is_not_found<M: Model>() {
+    let fake = Fake::<M>::start().await;
+    let forge = fake.forge();
+    let head = fake.with_repo(|repo| repo.branches["main"].clone());
+
+    let missing = forge.read_dir(&head, FOLDER, None, ROOMY).await;
+
+    assert!(
+        matches!(missing, Err(ForgeError::NotFound(_))),
+        "{missing:?}"
+    );
+    fake.assert_contract_kept();
+}
+
+pub async fn a_folder_beyond_the_limits_is_refused_clearly<M: Model>() {
+    let fake = Fake::<M>::start().await;
+    let forge = fake.forge();
+    let head = push_to_folder(
+        &fake,
+        &[
+            ("a/template.yaml", "id: a\n"),
+            ("b/template.yaml", "id: b\n"),
+            ("c/template.yaml", "id: c\n"),
+        ],
+    );
+    let two_files = DirLimits {
+        max_files: 2,
+        max_bytes: 1 << 20,
+    };
+    let ten_bytes = DirLimits {
+        max_files: 100,
+        max_bytes: 10,
+    };
+
+    let too_many = forge.read_dir(&head, FOLDER, None, two_files).await;
+    let files_read = fake.calls(M::FOLDER_FILE_OP);
+    let too_big = forge.read_dir(&head, FOLDER, None, ten_bytes).await;
+
+    match too_many {
+        Err(ForgeError::TooLarge(m)) => {
+            assert!(
+                m.contains("self-service/templates/` holds more than 2 files"),
+                "{m}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(files_read, 0, "refused before reading the files");
+    match too_big {
+        Err(ForgeError::TooLarge(m)) => assert!(m.contains("more than 10 bytes"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    fake.assert_contract_kept();
+}
+
+pub async fn a_folder_listed_over_several_pages_is_read_whole<M: Model>() {
+    let fake = Fake::<M>::start().await;
+    let forge = fake.forge();
+    let head = push_to_folder(
+        &fake,
+        &[
+            ("a/template.yaml", "id: a\n"),
+            ("b/template.yaml", "id: b\n"),
+            ("c/template.yaml", "id: c\n"),
+        ],
+    );
+    fake.with_repo(|repo| repo.listing_limit = Some(2));
+
+    let read = forge.read_dir(&head, FOLDER, None, ROOMY).await.unwrap();
+
+    let paths: Vec<String> = read.files.unwrap().into_iter().map(|(p, _)| p).collect();
+    assert_eq!(
+        paths,
+        ["a/template.yaml", "b/template.yaml", "c/template.yaml"]
+    );
+    fake.assert_contract_kept();
+}
+
+pub async fn a_truncated_listing_is_refused_clearly<M: Model>() {
+    let fake = Fake::<M>::start().await;
+    let forge = fake.forge();
+    let head = push_to_folder(
+        &fake,
+        &[
+            ("a/template.yaml", "id: a\n"),
+            ("b/template.yaml", "id: b\n"),
+            ("c/template.yaml", "id: c\n"),
+        ],
+    );
+    fake.with_repo(|repo| repo.listing_limit = Some(2));
+
+    let read = forge.read_dir(&head, FOLDER, None, ROOMY).await;
+
+    match read {
+        Err(ForgeError::TooLarge(m)) => {
+            assert!(m.contains("more entries than GitHub lists at once"), "{m}")
+        }
+        other => panic!("{other:?}"),
+    }
+    fake.assert_contract_kept();
 }

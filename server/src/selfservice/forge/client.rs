@@ -158,6 +158,53 @@ impl Api {
         self.send::<()>(Method::GET, url, None).await?.json()
     }
 
+    /// `GET` of raw bytes (a file's content, not JSON), `None` on 404. At most `max` bytes are
+    /// read: a longer answer is [`ForgeError::TooLarge`], `what` saying what was being read.
+    pub async fn get_raw(&self, url: Url, max: u64, what: &str) -> ForgeResult<Option<Vec<u8>>> {
+        let call = format!("{} GET {}", self.kind, url.path());
+        let mut response = self
+            .http
+            .get(url)
+            .headers(self.headers.clone())
+            .timeout(self.timeout)
+            .send()
+            .await
+            .map_err(|e| transport_error(&call, &e))?;
+        let status = response.status();
+        if status == StatusCode::NOT_FOUND {
+            return Ok(None);
+        }
+        if !status.is_success() {
+            let headers = response.headers().clone();
+            let body = response.bytes().await.unwrap_or_default().to_vec();
+            return Err(Reply {
+                status,
+                headers,
+                body,
+                what: call,
+                token: self.token.clone(),
+            }
+            .into_error());
+        }
+        let too_large = || ForgeError::TooLarge(format!("{what}: more than {max} bytes"));
+        if response.content_length().is_some_and(|n| n > max) {
+            return Err(too_large());
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| transport_error(&call, &e))?
+        {
+            body.extend_from_slice(&chunk);
+            if body.len() as u64 > max {
+                return Err(too_large());
+            }
+        }
+        tracing::debug!(forge.call = %call, http.status = status.as_u16(), "forge answered");
+        Ok(Some(body))
+    }
+
     /// `POST` a JSON body; expects a 2xx JSON answer.
     pub async fn post<B: Serialize + ?Sized, T: DeserializeOwned>(
         &self,
@@ -224,6 +271,11 @@ impl Reply {
             s if s.is_client_error() => ForgeError::Rejected(detail),
             _ => ForgeError::Other(detail),
         }
+    }
+
+    /// A header of the answer, when it is there and is text.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 
     fn rate_limited(&self) -> bool {
@@ -294,6 +346,18 @@ pub(crate) fn decode_base64_text(content: &str, what: &str) -> ForgeResult<Strin
         .map_err(|e| ForgeError::Other(format!("{what}: the file content is not base64: {e}")))?;
     String::from_utf8(bytes)
         .map_err(|_| ForgeError::Other(format!("{what}: the file is not UTF-8 text")))
+}
+
+/// Decodes base64 content that need not be text (a blob), line breaks allowed.
+pub(crate) fn decode_base64_bytes(content: &str, what: &str) -> ForgeResult<Vec<u8>> {
+    use base64::Engine as _;
+    let compact: String = content
+        .chars()
+        .filter(|c| !c.is_ascii_whitespace())
+        .collect();
+    base64::engine::general_purpose::STANDARD
+        .decode(compact)
+        .map_err(|e| ForgeError::Other(format!("{what}: the content is not base64: {e}")))
 }
 
 /// Encodes text as base64 for forges that want file contents that way.

@@ -15,16 +15,19 @@ use serde_json::json;
 use url::Url;
 
 use super::{
-    BranchSpec, Forge, ForgeError, ForgeKind, ForgeResult, PullRequest, PullRequestSpec,
-    PullRequestState,
-    client::{Api, decode_base64_text, encode_base64, segments},
+    BranchSpec, DirLimits, DirRead, Forge, ForgeError, ForgeKind, ForgeResult, PullRequest,
+    PullRequestSpec, PullRequestState,
+    client::{Api, decode_base64_bytes, decode_base64_text, encode_base64, segments},
     github::split_owner_repo,
+    is_hidden,
 };
 
 /// Pulls are listed this many at a time (Gitea's default maximum page size).
 const PAGE_SIZE: usize = 50;
 /// How many pages of pull requests are searched for a branch's pull request.
 const MAX_PAGES: usize = 100;
+/// Tree entries are listed this many at a time (Gitea's default for trees).
+const TREE_PAGE_SIZE: usize = 1000;
 
 /// A repository on Gitea or Forgejo, reached with an access token with repository write.
 #[derive(Debug, Clone)]
@@ -237,6 +240,121 @@ impl Gitea {
     }
 }
 
+/// One page of a tree as the git trees API lists it (`GitTreeResponse`).
+#[derive(Deserialize)]
+struct TreePage {
+    #[serde(default)]
+    tree: Vec<TreeEntry>,
+    /// More entries on the next page.
+    #[serde(default)]
+    truncated: bool,
+}
+
+#[derive(Deserialize)]
+struct TreeEntry {
+    path: String,
+    #[serde(rename = "type")]
+    kind: String,
+    sha: String,
+    #[serde(default)]
+    size: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct Blob {
+    content: String,
+}
+
+/// Reading a folder: the commit's root tree (the trees API takes a commit id), one listing per
+/// level down to the folder, then the folder's tree recursively, page by page, and a blob per
+/// file (`GetTree`, `GetBlob` in the instance's `/api/swagger`).
+impl Gitea {
+    /// The entries of tree (or commit) `sha`, every page; stops early once more than `cap`
+    /// entries satisfy `wanted`.
+    async fn tree_entries(
+        &self,
+        sha: &str,
+        recursive: bool,
+        wanted: impl Fn(&TreeEntry) -> bool,
+        cap: usize,
+    ) -> ForgeResult<Vec<TreeEntry>> {
+        let mut found = Vec::new();
+        for page in 1.. {
+            let mut url = self.repo_url(["git", "trees", sha]);
+            url.query_pairs_mut()
+                .append_pair("recursive", if recursive { "true" } else { "false" })
+                .append_pair("page", &page.to_string())
+                .append_pair("per_page", &TREE_PAGE_SIZE.to_string());
+            let listing: TreePage = self.api.get(url).await?;
+            let empty = listing.tree.is_empty();
+            found.extend(listing.tree.into_iter().filter(|e| wanted(e)));
+            if !listing.truncated || empty || found.len() > cap {
+                break;
+            }
+        }
+        Ok(found)
+    }
+
+    /// The tree id of `dir` on commit `rev`, `None` when there is no such folder.
+    async fn folder_tree(&self, rev: &str, dir: &str) -> ForgeResult<Option<String>> {
+        let mut at = rev.to_owned();
+        for name in segments(dir) {
+            let entries = self
+                .tree_entries(&at, false, |e| e.path == name && e.kind == "tree", 0)
+                .await?;
+            match entries.into_iter().next() {
+                Some(entry) => at = entry.sha,
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(at))
+    }
+
+    async fn read_folder(
+        &self,
+        rev: &str,
+        dir: &str,
+        known: Option<&str>,
+        limits: DirLimits,
+    ) -> ForgeResult<DirRead> {
+        let tree = self
+            .folder_tree(rev, dir)
+            .await?
+            .ok_or_else(|| ForgeError::NotFound(format!("gitea: `{dir}/` on {rev}")))?;
+        if known == Some(tree.as_str()) {
+            return Ok(DirRead { tree, files: None });
+        }
+        let blobs = self
+            .tree_entries(
+                &tree,
+                true,
+                |e| e.kind == "blob" && !is_hidden(&e.path),
+                limits.max_files,
+            )
+            .await?;
+        limits.check_files(dir, blobs.len())?;
+        limits.check_bytes(dir, blobs.iter().filter_map(|e| e.size).sum())?;
+        let mut files = Vec::with_capacity(blobs.len());
+        let mut bytes = 0u64;
+        for entry in blobs {
+            let blob: Blob = self
+                .api
+                .get(self.repo_url(["git", "blobs", entry.sha.as_str()]))
+                .await?;
+            let what = format!("gitea: {dir}/{}", entry.path);
+            let content = decode_base64_bytes(&blob.content, &what)?;
+            bytes += content.len() as u64;
+            limits.check_bytes(dir, bytes)?;
+            files.push((entry.path, content));
+        }
+        files.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(DirRead {
+            tree,
+            files: Some(files),
+        })
+    }
+}
+
 #[async_trait]
 impl Forge for Gitea {
     fn kind(&self) -> ForgeKind {
@@ -266,6 +384,16 @@ impl Forge for Gitea {
             Some(Contents::Directory(entries)) => !entries.is_empty(),
             None => false,
         })
+    }
+
+    async fn read_dir(
+        &self,
+        rev: &str,
+        dir: &str,
+        known: Option<&str>,
+        limits: DirLimits,
+    ) -> ForgeResult<DirRead> {
+        self.read_folder(rev, dir, known, limits).await
     }
 
     async fn create_branch(&self, spec: &BranchSpec) -> ForgeResult<String> {

@@ -16,9 +16,10 @@ use serde_json::json;
 use url::Url;
 
 use super::{
-    BranchSpec, Forge, ForgeError, ForgeKind, ForgeResult, PullRequest, PullRequestSpec,
-    PullRequestState,
-    client::{Api, decode_base64_text, segments},
+    BranchSpec, DirLimits, DirRead, Forge, ForgeError, ForgeKind, ForgeResult, PullRequest,
+    PullRequestSpec, PullRequestState,
+    client::{Api, decode_base64_bytes, decode_base64_text, segments},
+    is_hidden,
 };
 
 /// The public GitHub API.
@@ -229,6 +230,102 @@ impl GitHub {
     }
 }
 
+/// A tree as the git trees API lists it.
+#[derive(Deserialize)]
+struct Tree {
+    tree: Vec<TreeEntry>,
+    #[serde(default)]
+    truncated: bool,
+}
+
+#[derive(Deserialize)]
+struct TreeEntry {
+    path: String,
+    #[serde(rename = "type")]
+    kind: String,
+    sha: String,
+    #[serde(default)]
+    size: Option<u64>,
+}
+
+/// Reading a folder: the commit's tree, then one tree per level down to the folder (each a
+/// small listing, never the whole monorepo), then the folder's tree recursively and a blob per
+/// file. Endpoints: <https://docs.github.com/en/rest/git/trees#get-a-tree>,
+/// <https://docs.github.com/en/rest/git/blobs#get-a-blob>.
+impl GitHub {
+    async fn tree(&self, sha: &str, recursive: bool) -> ForgeResult<Tree> {
+        let mut url = self.repo_url(["git", "trees", sha]);
+        if recursive {
+            url.query_pairs_mut().append_pair("recursive", "1");
+        }
+        self.api.get(url).await
+    }
+
+    /// The tree id of `dir` on commit `rev`, `None` when there is no such folder.
+    async fn folder_tree(&self, rev: &str, dir: &str) -> ForgeResult<Option<String>> {
+        let mut at = self.commit(rev).await?.tree.sha;
+        for name in segments(dir) {
+            let listing = self.tree(&at, false).await?;
+            match listing
+                .tree
+                .into_iter()
+                .find(|e| e.path == name && e.kind == "tree")
+            {
+                Some(entry) => at = entry.sha,
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(at))
+    }
+
+    async fn read_folder(
+        &self,
+        rev: &str,
+        dir: &str,
+        known: Option<&str>,
+        limits: DirLimits,
+    ) -> ForgeResult<DirRead> {
+        let tree = self
+            .folder_tree(rev, dir)
+            .await?
+            .ok_or_else(|| ForgeError::NotFound(format!("github: `{dir}/` on {rev}")))?;
+        if known == Some(tree.as_str()) {
+            return Ok(DirRead { tree, files: None });
+        }
+        let listing = self.tree(&tree, true).await?;
+        if listing.truncated {
+            return Err(ForgeError::TooLarge(format!(
+                "github: `{dir}/` has more entries than GitHub lists at once"
+            )));
+        }
+        let blobs: Vec<TreeEntry> = listing
+            .tree
+            .into_iter()
+            .filter(|e| e.kind == "blob" && !is_hidden(&e.path))
+            .collect();
+        limits.check_files(dir, blobs.len())?;
+        limits.check_bytes(dir, blobs.iter().filter_map(|e| e.size).sum())?;
+        let mut files = Vec::with_capacity(blobs.len());
+        let mut bytes = 0u64;
+        for entry in blobs {
+            let blob: Blob = self
+                .api
+                .get(self.repo_url(["git", "blobs", entry.sha.as_str()]))
+                .await?;
+            let what = format!("github: {dir}/{}", entry.path);
+            let content = decode_base64_bytes(&blob.content, &what)?;
+            bytes += content.len() as u64;
+            limits.check_bytes(dir, bytes)?;
+            files.push((entry.path, content));
+        }
+        files.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(DirRead {
+            tree,
+            files: Some(files),
+        })
+    }
+}
+
 #[async_trait]
 impl Forge for GitHub {
     fn kind(&self) -> ForgeKind {
@@ -267,6 +364,16 @@ impl Forge for GitHub {
             Some(Contents::Directory(entries)) => !entries.is_empty(),
             None => false,
         })
+    }
+
+    async fn read_dir(
+        &self,
+        rev: &str,
+        dir: &str,
+        known: Option<&str>,
+        limits: DirLimits,
+    ) -> ForgeResult<DirRead> {
+        self.read_folder(rev, dir, known, limits).await
     }
 
     async fn create_branch(&self, spec: &BranchSpec) -> ForgeResult<String> {

@@ -17,9 +17,10 @@ use serde_json::json;
 use url::Url;
 
 use super::{
-    BranchSpec, Forge, ForgeError, ForgeKind, ForgeResult, PullRequest, PullRequestSpec,
-    PullRequestState,
+    BranchSpec, DirLimits, DirRead, Forge, ForgeError, ForgeKind, ForgeResult, PullRequest,
+    PullRequestSpec, PullRequestState,
     client::{Api, decode_base64_text},
+    is_hidden,
 };
 
 /// gitlab.com's API.
@@ -203,6 +204,175 @@ impl GitLab {
     }
 }
 
+/// An entry of the repository tree listing.
+#[derive(Deserialize)]
+struct TreeEntry {
+    /// The object id: a tree's for a folder, a blob's for a file.
+    id: String,
+    name: String,
+    #[serde(rename = "type")]
+    kind: String,
+    path: String,
+}
+
+/// The most pages of a tree listing read for one folder.
+const MAX_TREE_PAGES: usize = 1000;
+
+/// The `page_token` of the `rel="next"` link of a keyset-paginated answer.
+fn next_page_token(link: &str) -> Option<String> {
+    link.split(',').find_map(|part| {
+        let (target, params) = part.split_once(';')?;
+        if !params.contains("rel=\"next\"") {
+            return None;
+        }
+        let target = target.trim().strip_prefix('<')?.strip_suffix('>')?;
+        Url::parse(target)
+            .ok()?
+            .query_pairs()
+            .find(|(k, _)| k == "page_token")
+            .map(|(_, v)| v.into_owned())
+    })
+}
+
+/// Reading a folder: the parent folder's listing gives the folder's tree id; then the folder
+/// is listed recursively with keyset pagination (following the `page_token` of the `Link`
+/// header; `X-Next-Page` on versions that answer with offset pages) and each file is read raw.
+/// Endpoints: <https://docs.gitlab.com/api/repositories/#list-repository-tree>,
+/// <https://docs.gitlab.com/api/repository_files/#get-raw-file-from-repository>.
+impl GitLab {
+    /// The entries of `path` (the root when `None`) on `rev`, every page, or `None` when there
+    /// is no such folder; stops early once more than `cap` entries satisfy `wanted`.
+    async fn tree_entries(
+        &self,
+        rev: &str,
+        path: Option<&str>,
+        recursive: bool,
+        wanted: impl Fn(&TreeEntry) -> bool,
+        cap: usize,
+    ) -> ForgeResult<Option<Vec<TreeEntry>>> {
+        let mut found = Vec::new();
+        let mut next: Option<(&str, String)> = None;
+        for _ in 0..MAX_TREE_PAGES {
+            let mut url = self.project_url(["repository", "tree"]);
+            {
+                let mut query = url.query_pairs_mut();
+                if let Some(path) = path {
+                    query.append_pair("path", path);
+                }
+                query.append_pair("ref", rev);
+                if recursive {
+                    query.append_pair("recursive", "true");
+                }
+                query
+                    .append_pair("per_page", &PER_PAGE.to_string())
+                    .append_pair("pagination", "keyset");
+                if let Some((name, value)) = &next {
+                    query.append_pair(name, value);
+                }
+            }
+            let reply = self.api.send::<()>(Method::GET, url, None).await?;
+            if reply.status == StatusCode::NOT_FOUND {
+                return Ok(None);
+            }
+            let token = reply.header("link").and_then(next_page_token);
+            let page = reply
+                .header("x-next-page")
+                .filter(|p| !p.is_empty())
+                .map(str::to_owned);
+            let entries: Vec<TreeEntry> = reply.json()?;
+            let empty = entries.is_empty();
+            found.extend(entries.into_iter().filter(|e| wanted(e)));
+            next = match (token, page) {
+                (Some(token), _) => Some(("page_token", token)),
+                (None, Some(page)) => Some(("page", page)),
+                (None, None) => None,
+            };
+            if next.is_none() || empty || found.len() > cap {
+                break;
+            }
+        }
+        Ok(Some(found))
+    }
+
+    /// The tree id of `dir` on `rev`, `None` when there is no such folder.
+    async fn folder_tree(&self, rev: &str, dir: &str) -> ForgeResult<Option<String>> {
+        let (parent, name) = match dir.rsplit_once('/') {
+            Some((parent, name)) => (Some(parent), name),
+            None => (None, dir),
+        };
+        let entries = self
+            .tree_entries(
+                rev,
+                parent,
+                false,
+                |e| e.name == name && e.kind == "tree",
+                0,
+            )
+            .await?;
+        Ok(entries.and_then(|e| e.into_iter().next()).map(|e| e.id))
+    }
+
+    async fn read_folder(
+        &self,
+        rev: &str,
+        dir: &str,
+        known: Option<&str>,
+        limits: DirLimits,
+    ) -> ForgeResult<DirRead> {
+        let not_found = || ForgeError::NotFound(format!("gitlab: `{dir}/` on {rev}"));
+        if dir.is_empty() {
+            return Err(not_found());
+        }
+        let tree = self.folder_tree(rev, dir).await?.ok_or_else(not_found)?;
+        if known == Some(tree.as_str()) {
+            return Ok(DirRead { tree, files: None });
+        }
+        let prefix = format!("{dir}/");
+        let blobs = self
+            .tree_entries(
+                rev,
+                Some(dir),
+                true,
+                |e| {
+                    e.kind == "blob"
+                        && e.path
+                            .strip_prefix(&prefix)
+                            .is_some_and(|rest| !is_hidden(rest))
+                },
+                limits.max_files,
+            )
+            .await?
+            .ok_or_else(not_found)?;
+        limits.check_files(dir, blobs.len())?;
+        // The listing gives no sizes: each file is read with what is left of the budget.
+        let mut files = Vec::with_capacity(blobs.len());
+        let mut bytes = 0u64;
+        for entry in blobs {
+            let mut url = self.project_url(["repository", "files", entry.path.as_str(), "raw"]);
+            url.query_pairs_mut().append_pair("ref", rev);
+            let what = format!("gitlab: `{dir}/` (at {})", entry.path);
+            let content = self
+                .api
+                .get_raw(url, limits.max_bytes.saturating_sub(bytes), &what)
+                .await
+                .map_err(|e| match e {
+                    ForgeError::TooLarge(_) => limits.too_many_bytes(dir),
+                    other => other,
+                })?
+                .ok_or_else(|| ForgeError::NotFound(format!("gitlab: {} on {rev}", entry.path)))?;
+            bytes += content.len() as u64;
+            limits.check_bytes(dir, bytes)?;
+            let relative = entry.path[prefix.len()..].to_owned();
+            files.push((relative, content));
+        }
+        files.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(DirRead {
+            tree,
+            files: Some(files),
+        })
+    }
+}
+
 #[async_trait]
 impl Forge for GitLab {
     fn kind(&self) -> ForgeKind {
@@ -240,6 +410,16 @@ impl Forge for GitLab {
             .append_pair("per_page", "1");
         let entries: Option<Vec<serde::de::IgnoredAny>> = self.api.get_optional(url).await?;
         Ok(entries.is_some_and(|e| !e.is_empty()))
+    }
+
+    async fn read_dir(
+        &self,
+        rev: &str,
+        dir: &str,
+        known: Option<&str>,
+        limits: DirLimits,
+    ) -> ForgeResult<DirRead> {
+        self.read_folder(rev, dir, known, limits).await
     }
 
     async fn create_branch(&self, spec: &BranchSpec) -> ForgeResult<String> {
@@ -339,5 +519,22 @@ impl Forge for GitLab {
             .get::<MergeRequest>(self.project_url(["merge_requests", number.as_str()]))
             .await
             .map(PullRequest::from)
+    }
+}
+
+#[cfg(test)]
+mod tree_listing_tests {
+    use super::next_page_token;
+
+    #[test]
+    fn the_next_page_token_is_taken_from_the_link_header_s_next_link_only() {
+        let link = "<https://gitlab.example.org/api/v4/projects/1/repository/tree?page_token=first&pagination=keyset>; rel=\"first\", \
+                    <https://gitlab.example.org/api/v4/projects/1/repository/tree?id=1&page_token=a%2Fb.yaml&pagination=keyset&per_page=100>; rel=\"next\"";
+        assert_eq!(next_page_token(link).as_deref(), Some("a/b.yaml"));
+        assert_eq!(
+            next_page_token("<https://gitlab.example.org/x?page_token=z>; rel=\"prev\""),
+            None
+        );
+        assert_eq!(next_page_token(""), None);
     }
 }

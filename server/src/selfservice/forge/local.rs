@@ -27,8 +27,8 @@ use git2::{
 };
 
 use super::{
-    BranchSpec, FileChange, Forge, ForgeError, ForgeKind, ForgeResult, MergeStyle, PullRequest,
-    PullRequestSpec, PullRequestState,
+    BranchSpec, DirLimits, DirRead, FileChange, Forge, ForgeError, ForgeKind, ForgeResult,
+    MergeStyle, PullRequest, PullRequestSpec, PullRequestState,
 };
 use crate::{db::Db, selfservice::store::LocalPullRequest};
 
@@ -330,13 +330,6 @@ fn merge_blocking(
     )))
 }
 
-/// The commit at the tip of `branch` in the repository at `repo_path`, if the branch exists.
-/// Blocking, and cheap (one reference lookup).
-pub fn branch_tip(repo_path: &Path, branch: &str) -> ForgeResult<Option<String>> {
-    let repo = open(repo_path)?;
-    Ok(resolve(&repo, branch)?.map(|oid| oid.to_string()))
-}
-
 /// Files as `(path, contents)` pairs.
 pub type Files = Vec<(String, Vec<u8>)>;
 
@@ -382,6 +375,76 @@ pub fn read_dir_at(repo_path: &Path, rev: &str, dir: &str) -> ForgeResult<(Strin
     .map_err(|e| failure.take().unwrap_or_else(|| git_error(e)))?;
     files.sort_by(|a, b| a.0.cmp(&b.0));
     Ok((commit.to_string(), files))
+}
+
+/// [`Forge::read_dir`] on an open repository: the folder's tree id first, then (unless it is
+/// `known`) every file below it within `limits`, hidden entries left out. Blocking.
+fn read_folder_blocking(
+    repo: &Repository,
+    rev: &str,
+    dir: &str,
+    known: Option<&str>,
+    limits: DirLimits,
+) -> ForgeResult<DirRead> {
+    let commit =
+        resolve(repo, rev)?.ok_or_else(|| ForgeError::NotFound(format!("revision `{rev}`")))?;
+    let root = repo
+        .find_commit(commit)
+        .and_then(|c| c.tree())
+        .map_err(git_error)?;
+    let folder = if dir.is_empty() {
+        root
+    } else {
+        let not_found = || ForgeError::NotFound(format!("`{dir}/` on `{rev}`"));
+        root.get_path(Path::new(dir))
+            .map_err(|_| not_found())?
+            .to_object(repo)
+            .and_then(|o| o.peel_to_tree())
+            .map_err(|_| not_found())?
+    };
+    let tree = folder.id().to_string();
+    if known == Some(tree.as_str()) {
+        return Ok(DirRead { tree, files: None });
+    }
+    let mut files: Files = Vec::new();
+    let mut bytes = 0u64;
+    let mut failure = None;
+    folder
+        .walk(git2::TreeWalkMode::PreOrder, |parent, entry| {
+            let name = entry.name().unwrap_or("");
+            if name.starts_with('.') {
+                return git2::TreeWalkResult::Skip;
+            }
+            if entry.kind() != Some(ObjectType::Blob) {
+                return git2::TreeWalkResult::Ok;
+            }
+            let read = entry
+                .to_object(repo)
+                .and_then(|o| o.peel_to_blob())
+                .map_err(git_error)
+                .and_then(|blob| {
+                    bytes += blob.size() as u64;
+                    limits.check_files(dir, files.len() + 1)?;
+                    limits.check_bytes(dir, bytes)?;
+                    Ok(blob.content().to_vec())
+                });
+            match read {
+                Ok(content) => {
+                    files.push((format!("{parent}{name}"), content));
+                    git2::TreeWalkResult::Ok
+                }
+                Err(e) => {
+                    failure = Some(e);
+                    git2::TreeWalkResult::Abort
+                }
+            }
+        })
+        .map_err(|e| failure.take().unwrap_or_else(|| git_error(e)))?;
+    files.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(DirRead {
+        tree,
+        files: Some(files),
+    })
 }
 
 /// Creates the monorepo at `path` when there is nothing there yet: a bare repository whose
@@ -485,6 +548,25 @@ impl Forge for LocalForge {
                 .and_then(|c| c.tree())
                 .map_err(git_error)?;
             Ok(tree.get_path(Path::new(&path)).is_ok())
+        })
+        .await
+    }
+
+    async fn read_dir(
+        &self,
+        rev: &str,
+        dir: &str,
+        known: Option<&str>,
+        limits: DirLimits,
+    ) -> ForgeResult<DirRead> {
+        let (rev, dir, known) = (rev.to_owned(), dir.to_owned(), known.map(str::to_owned));
+        self.git(move |repo| {
+            if !dir.is_empty() && !is_safe_path(&dir) {
+                return Err(ForgeError::NotFound(format!(
+                    "`{dir}/` is not a folder path"
+                )));
+            }
+            read_folder_blocking(repo, &rev, &dir, known.as_deref(), limits)
         })
         .await
     }

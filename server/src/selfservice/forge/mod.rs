@@ -155,6 +155,10 @@ pub enum ForgeError {
     /// This forge cannot do that (e.g. merging from the portal on a hosted forge).
     #[error("not supported by this forge: {0}")]
     Unsupported(String),
+    /// What was asked for is beyond a limit set for reading it (a folder with too many files
+    /// or bytes): retrying will not help until the folder or the limit changes.
+    #[error("too large to read: {0}")]
+    TooLarge(String),
     /// Anything else (a local git error, an answer that does not parse).
     #[error("forge error: {0}")]
     Other(String),
@@ -169,6 +173,64 @@ impl ForgeError {
 
 /// The result of a forge call.
 pub type ForgeResult<T> = Result<T, ForgeError>;
+
+/// Files as `(path, contents)` pairs.
+pub use local::Files;
+
+/// Bounds on what [`Forge::read_dir`] reads, so that a folder grown by mistake can exhaust
+/// neither memory nor the forge's rate limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DirLimits {
+    /// At most this many files (hidden ones not counted).
+    pub max_files: usize,
+    /// At most this many bytes in all the files together.
+    pub max_bytes: u64,
+}
+
+impl DirLimits {
+    /// [`ForgeError::TooLarge`] when `files` files are more than allowed in `dir`.
+    pub fn check_files(&self, dir: &str, files: usize) -> ForgeResult<()> {
+        if files > self.max_files {
+            return Err(ForgeError::TooLarge(format!(
+                "`{dir}/` holds more than {} files; move what is not a template elsewhere",
+                self.max_files
+            )));
+        }
+        Ok(())
+    }
+
+    /// [`ForgeError::TooLarge`] when `bytes` bytes are more than allowed in `dir`.
+    pub fn check_bytes(&self, dir: &str, bytes: u64) -> ForgeResult<()> {
+        if bytes > self.max_bytes {
+            return Err(self.too_many_bytes(dir));
+        }
+        Ok(())
+    }
+
+    /// The error for a folder `dir` whose files hold more bytes than allowed.
+    pub fn too_many_bytes(&self, dir: &str) -> ForgeError {
+        ForgeError::TooLarge(format!(
+            "`{dir}/` holds more than {} bytes; move what is not a template elsewhere",
+            self.max_bytes
+        ))
+    }
+}
+
+/// What [`Forge::read_dir`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirRead {
+    /// The id of the folder's git tree: the same id means the same files.
+    pub tree: String,
+    /// Every file, path relative to the folder, sorted by path; `None` when `tree` is the one
+    /// the caller already knew, in which case no file was read.
+    pub files: Option<Files>,
+}
+
+/// Whether a path inside a listed folder is hidden (one of its names starts with `.`): such
+/// files are left out of [`Forge::read_dir`], as the local forge leaves them out.
+pub(crate) fn is_hidden(path: &str) -> bool {
+    path.split('/').any(|name| name.starts_with('.'))
+}
 
 /// A forge holding the devops monorepo.
 ///
@@ -186,6 +248,20 @@ pub trait Forge: Send + Sync {
 
     /// Whether `path` (a file or a directory) exists on `rev`.
     async fn path_exists(&self, rev: &str, path: &str) -> ForgeResult<bool>;
+
+    /// Every file under the folder `dir` (no leading or trailing `/`) on `rev` (a commit id),
+    /// at any depth, with paths relative to `dir`; hidden files (a name starting with `.`)
+    /// are left out. When the folder's tree id is `known`, no file is read. Fails with
+    /// [`ForgeError::NotFound`] when there is no such folder and with
+    /// [`ForgeError::TooLarge`] beyond `limits` (before reading any file where the forge
+    /// tells the sizes in its listing).
+    async fn read_dir(
+        &self,
+        rev: &str,
+        dir: &str,
+        known: Option<&str>,
+        limits: DirLimits,
+    ) -> ForgeResult<DirRead>;
 
     /// Creates `spec.branch` from `spec.base` with one commit holding `spec.files`, and
     /// returns the commit id. When the branch already exists and its tip holds exactly these
