@@ -355,6 +355,9 @@ struct TemplatesRead {
     set: Arc<TemplateSet>,
     /// Why the last attempt to read failed (the set is then the last good one).
     failure: Option<Diagnostic>,
+    /// The head at which reading failed for a reason that retrying will not change (a folder
+    /// too large, a refused token): not read again until the branch moves.
+    failed_at: Option<String>,
 }
 
 impl Templates {
@@ -365,6 +368,7 @@ impl Templates {
                 tree: None,
                 set: Arc::clone(&set),
                 failure: None,
+                failed_at: None,
             }),
             builtin: set,
             folder: None,
@@ -383,10 +387,12 @@ impl Templates {
         };
         let head = match forge.branch_head(branch).await {
             Ok(head) => head,
-            Err(e) => return self.failed(folder, branch, &e),
+            Err(e) => return self.failed(folder, branch, None, &e),
         };
-        let fresh =
-            |read: &TemplatesRead| head.is_some() && read.head == head && read.failure.is_none();
+        let fresh = |read: &TemplatesRead| {
+            head.is_some()
+                && ((read.head == head && read.failure.is_none()) || read.failed_at == head)
+        };
         let current = self.current.load_full();
         if fresh(current.as_ref()) {
             return current;
@@ -403,6 +409,7 @@ impl Templates {
                 tree: None,
                 set: Arc::clone(&self.builtin),
                 failure: None,
+                failed_at: None,
             });
         };
         let known = current.tree.as_deref();
@@ -413,6 +420,7 @@ impl Templates {
                 tree: Some(tree),
                 set: Arc::clone(&current.set),
                 failure: None,
+                failed_at: None,
             }),
             Ok(DirRead {
                 tree,
@@ -430,6 +438,7 @@ impl Templates {
                     tree: Some(tree),
                     set: Arc::new(set),
                     failure: None,
+                    failed_at: None,
                 })
             }
             // No such folder: the built-in templates only.
@@ -438,8 +447,9 @@ impl Templates {
                 tree: None,
                 set: Arc::clone(&self.builtin),
                 failure: None,
+                failed_at: None,
             }),
-            Err(e) => self.failed(folder, branch, &e),
+            Err(e) => self.failed(folder, branch, Some(rev), &e),
         }
     }
 
@@ -449,8 +459,14 @@ impl Templates {
         read
     }
 
-    /// Keeps the last good set and records why it could not be read again.
-    fn failed(&self, folder: &str, branch: &str, error: &ForgeError) -> Arc<TemplatesRead> {
+    /// Keeps the last good set and records why it could not be read again at `head`.
+    fn failed(
+        &self,
+        folder: &str,
+        branch: &str,
+        head: Option<String>,
+        error: &ForgeError,
+    ) -> Arc<TemplatesRead> {
         let current = self.current.load_full();
         let kept = match &current.head {
             Some(head) => format!(
@@ -473,6 +489,7 @@ impl Templates {
             tree: current.tree.clone(),
             set: Arc::clone(&current.set),
             failure: Some(failure),
+            failed_at: head.filter(|_| !error.is_retryable()),
         })
     }
 }

@@ -33,10 +33,7 @@ macro_rules! forge_scenarios {
 
             #[tokio::test]
             async fn a_folder_is_read_whole_and_not_again_while_its_tree_is_unchanged() {
-                scenarios::a_folder_is_read_whole_and_not_again_while_its_tree_is_unchanged::<
-                            $model,
-                        >()
-                        .await
+                scenarios::a_folder_is_read_once_per_tree::<$model>().await
             }
 
             #[tokio::test]
@@ -125,24 +122,17 @@ macro_rules! template_tests {
 
             #[tokio::test]
             async fn a_template_added_to_the_base_branch_is_offered_without_a_redeploy() {
-                templates::a_template_added_to_the_base_branch_is_offered_without_a_redeploy::<
-                    $model,
-                >()
-                .await
+                templates::offered_without_a_redeploy::<$model>().await
             }
 
             #[tokio::test]
             async fn a_forge_that_is_down_keeps_the_templates_read_last() {
-                templates::a_forge_that_is_down_keeps_the_templates_read_last::<$model>().await
+                templates::kept_while_the_forge_is_down::<$model>().await
             }
 
             #[tokio::test]
-            async fn an_oversized_template_folder_is_refused_clearly_and_the_last_templates_stay()
-            {
-                templates::an_oversized_template_folder_is_refused_clearly_and_the_last_templates_stay::<
-                    $model,
-                >()
-                .await
+            async fn an_oversized_template_folder_is_refused_clearly_and_the_last_templates_stay() {
+                templates::oversized_folder_refused::<$model>().await
             }
         }
     };

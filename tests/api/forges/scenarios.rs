@@ -313,7 +313,8 @@ fn push_to_folder<M: Model>(fake: &Fake<M>, files: &[(&str, &str)]) -> String {
     fake.with_repo(|repo| repo.push_branch("main", "main", &files))
 }
 
-pub async fn a_folder_is_read_whole_and_not_again_while_its_tree_is_unchanged<M: Model>() {
+/// A folder is read whole, and not again while its tree is unchanged.
+pub async fn a_folder_is_read_once_per_tree<M: Model>() {
     let fake = Fake::<M>::start().await;
     let forge = fake.forge();
     let head = push_to_folder(

@@ -60,7 +60,8 @@ async fn problems(app: &TestApp, admin: &reqwest::Client) -> Vec<Value> {
     answer.json::<Vec<Value>>().await.unwrap()
 }
 
-pub async fn a_template_added_to_the_base_branch_is_offered_without_a_redeploy<M: Model>() {
+/// A template added to the base branch is offered without a redeploy.
+pub async fn offered_without_a_redeploy<M: Model>() {
     let fake = Fake::<M>::start().await;
     let app = portal_on(&fake).await;
     let rui = app.dev_browser("rui").await;
@@ -113,7 +114,8 @@ pub async fn a_template_added_to_the_base_branch_is_offered_without_a_redeploy<M
     fake.assert_contract_kept();
 }
 
-pub async fn a_forge_that_is_down_keeps_the_templates_read_last<M: Model>() {
+/// A forge that is down keeps the templates read last, and admins are told why.
+pub async fn kept_while_the_forge_is_down<M: Model>() {
     let fake = Fake::<M>::start().await;
     let app = portal_on(&fake).await;
     let rui = app.dev_browser("rui").await;
@@ -165,9 +167,8 @@ pub async fn a_forge_that_is_down_keeps_the_templates_read_last<M: Model>() {
     fake.assert_contract_kept();
 }
 
-pub async fn an_oversized_template_folder_is_refused_clearly_and_the_last_templates_stay<
-    M: Model,
->() {
+/// An oversized folder is refused clearly, without reading its files; the last templates stay.
+pub async fn oversized_folder_refused<M: Model>() {
     let fake = Fake::<M>::start().await;
     let app = portal_on(&fake).await;
     let rui = app.dev_browser("rui").await;
