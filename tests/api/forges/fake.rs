@@ -72,6 +72,8 @@ pub trait Model: Send + 'static {
     const FOLDER_FILE_OP: &'static str;
     /// The operation that reads a branch's head.
     const HEAD_OP: &'static str;
+    /// The operation that lists a tree (a folder).
+    const TREE_OP: &'static str;
     /// Which forge this is, for the portal's configuration.
     const KIND: mirante::selfservice::forge::ForgeKind;
 

@@ -200,6 +200,7 @@ impl Model for GiteaModel {
     const OPEN_PULL_OP: &'static str = "repoCreatePullRequest";
     const FOLDER_FILE_OP: &'static str = "GetBlob";
     const HEAD_OP: &'static str = "repoGetBranch";
+    const TREE_OP: &'static str = "GetTree";
     const KIND: mirante::selfservice::forge::ForgeKind =
         mirante::selfservice::forge::ForgeKind::Gitea;
 

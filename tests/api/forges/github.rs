@@ -109,6 +109,7 @@ impl Model for GitHubModel {
     const OPEN_PULL_OP: &'static str = "pulls/create";
     const FOLDER_FILE_OP: &'static str = "git/get-blob";
     const HEAD_OP: &'static str = "git/get-ref";
+    const TREE_OP: &'static str = "git/get-tree";
     const KIND: mirante::selfservice::forge::ForgeKind =
         mirante::selfservice::forge::ForgeKind::Github;
 

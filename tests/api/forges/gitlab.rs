@@ -219,6 +219,7 @@ impl Model for GitLabModel {
     const OPEN_PULL_OP: &'static str = "merge_requests/create";
     const FOLDER_FILE_OP: &'static str = "files/raw";
     const HEAD_OP: &'static str = "branches/get";
+    const TREE_OP: &'static str = "tree/list";
     const KIND: mirante::selfservice::forge::ForgeKind =
         mirante::selfservice::forge::ForgeKind::Gitlab;
 

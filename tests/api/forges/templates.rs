@@ -210,5 +210,15 @@ pub async fn oversized_folder_refused<M: Model>() {
         reads,
         "no file of the oversized folder is read"
     );
+
+    // Refused for good at this head: the next use does not list the folder again.
+    let listings = fake.calls(M::TREE_OP);
+    assert!(
+        template_ids(&app, &rui)
+            .await
+            .contains(&"scratch-space".to_owned())
+    );
+    assert_eq!(fake.calls(M::TREE_OP), listings);
+    assert_eq!(problems(&app, &ada).await.first(), Some(failure));
     fake.assert_contract_kept();
 }
