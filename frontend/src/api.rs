@@ -434,4 +434,5 @@ pub async fn list_sites() -> Result<SitesPage, ServerFnError> {
     Ok(SitesPage { sites })
 }
 
+pub mod history;
 pub mod roadmap;

@@ -5,7 +5,11 @@
 use std::sync::Arc;
 
 use http::request::Parts;
-use mirante_domain::{Diagnostic, Snapshot, lint::Finding};
+use mirante_domain::{
+    Diagnostic, Snapshot,
+    history::{CatalogHistory, NoHistory},
+    lint::Finding,
+};
 use serde_json::Value;
 
 use crate::api::selfservice::{
@@ -20,6 +24,11 @@ pub trait PortalData: Send + Sync + 'static {
     /// The consistency lint's findings on the catalog in force, errors first. May read the
     /// monorepo's files (IaC references), so server functions call it off the async runtime.
     fn findings(&self) -> Vec<Finding>;
+
+    /// The catalog's history along the monorepo's base branch (cached by branch tip), or why
+    /// there is none. Reads git when the branch moved, so server functions call it off the
+    /// async runtime.
+    fn history(&self) -> Result<Arc<CatalogHistory>, NoHistory>;
 }
 
 /// The handle the server puts in Leptos context.

@@ -22,7 +22,10 @@ use mirante_domain::{
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use crate::db::{Db, NewAuditEntry, NewSnapshot};
+use crate::{
+    db::{Db, NewAuditEntry, NewSnapshot},
+    history::HistoryCache,
+};
 
 /// The demo catalog, built into the binary so that it runs anywhere with no files beside it.
 static DEMO_CATALOG: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/../catalog");
@@ -245,6 +248,8 @@ pub struct CatalogStore {
     /// One reload at a time: a timer tick and a signal arriving together must not race to
     /// swap, nor record the same change twice.
     reload_lock: tokio::sync::Mutex<()>,
+    /// The catalog's history, read from the source's git history when asked for.
+    history: Arc<HistoryCache>,
 }
 
 impl std::fmt::Debug for CatalogStore {
@@ -268,10 +273,11 @@ impl CatalogStore {
                 snapshot: Arc::clone(&snapshot),
                 loaded_at: now,
             }),
-            source,
+            source: source.clone(),
             last_error: Mutex::new(None),
             db,
             reload_lock: tokio::sync::Mutex::new(()),
+            history: Arc::new(HistoryCache::new(source)),
         };
         let new_content = store.record(&snapshot, now).await;
         tracing::info!(
@@ -304,6 +310,11 @@ impl CatalogStore {
     /// Where the catalog is read from.
     pub fn source(&self) -> &CatalogSource {
         &self.source
+    }
+
+    /// The catalog's history (from the monorepo's git history, for a git source).
+    pub fn history(&self) -> Arc<HistoryCache> {
+        Arc::clone(&self.history)
     }
 
     /// The last failed reload, if no reload has succeeded since.

@@ -9,6 +9,7 @@ pub mod config;
 pub mod db;
 pub mod evidence;
 pub mod exports;
+pub mod history;
 pub mod middleware;
 pub mod probes;
 pub mod selfservice;

@@ -6,7 +6,11 @@ use axum::extract::FromRef;
 use leptos::config::LeptosOptions;
 use mirante_frontend::ssr::PortalHandle;
 
-use mirante_domain::{Snapshot, lint::Finding};
+use mirante_domain::{
+    Snapshot,
+    history::{CatalogHistory, NoHistory},
+    lint::Finding,
+};
 use mirante_frontend::ssr::PortalData;
 
 use crate::{
@@ -73,5 +77,9 @@ impl PortalData for Portal {
             evidence::today(),
             &self.probes.failures(),
         )
+    }
+
+    fn history(&self) -> Result<Arc<CatalogHistory>, NoHistory> {
+        self.catalog.history().get()
     }
 }

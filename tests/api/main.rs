@@ -14,6 +14,7 @@ mod catalog;
 mod exports;
 mod forges;
 mod health;
+mod history;
 mod items;
 mod middleware;
 mod openapi;

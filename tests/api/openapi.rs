@@ -36,6 +36,8 @@ on_both_databases! {
             ("/api/v1/requests/{id}/merge", "post"),
             ("/api/v1/forge/webhook", "post"),
             ("/api/v1/roadmap", "get"),
+            ("/api/v1/roadmap/burnup", "get"),
+            ("/api/v1/items/{id}/history", "get"),
             ("/api/v1/findings", "get"),
             ("/api/v1/probes", "get"),
         ] {

@@ -93,6 +93,47 @@ test('the graph and the roadmap read without JavaScript', async () => {
   }
 });
 
+test('the roadmap draws the burn-up of the demo history and an item shows its state changes', async () => {
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${portal.url}/roadmap`, { waitUntil: 'load' });
+  await waitForHydration(page);
+
+  const chart = page.locator('#burnup svg[role="img"]');
+  assert.equal(await chart.count(), 1, 'the burn-up is drawn');
+  for (const band of ['validated', 'declared', 'desired']) {
+    assert.equal(await chart.locator(`path.b-${band}`).count(), 1, `${band} band`);
+  }
+  assert.ok((await chart.locator('circle').count()) >= 6, 'a point per revision');
+  assert.match(await chart.locator('desc').textContent(), /validated|validados/);
+  assert.ok((await page.locator('#burnup details table tbody tr').count()) >= 6, 'the table fallback');
+  await page.locator('#burnup').screenshot({ path: `${SHOTS}roadmap-burnup.png` });
+
+  await page.goto(`${portal.url}/items/linstor-franca`, { waitUntil: 'load' });
+  await waitForHydration(page);
+  const entries = page.locator('#history li.timeline-entry');
+  assert.equal(await entries.count(), 3, 'appeared, declared, validated');
+  assert.match(await entries.last().innerText(), /LINSTOR Franca validated/);
+  assert.match(await entries.last().locator('code').innerText(), /^[0-9a-f]{8}$/);
+  await page.locator('#history').screenshot({ path: `${SHOTS}item-history.png` });
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('the burn-up and the item history read without JavaScript', async () => {
+  const noJs = await launchBrowser({ javaScriptEnabled: false });
+  try {
+    await signIn(noJs.context, portal.url, 'Ada Admin');
+    const page = await noJs.context.newPage();
+    await page.goto(`${portal.url}/roadmap`, { waitUntil: 'load' });
+    assert.equal(await page.locator('#burnup svg path.b-validated').count(), 1);
+    await page.goto(`${portal.url}/items/proxmox-clusters`, { waitUntil: 'load' });
+    assert.equal(await page.locator('#history li.timeline-entry').count(), 2);
+  } finally {
+    await noJs.close();
+  }
+});
+
 test('admins see the findings, with traefik-sp HA flagged as declared but not real', async () => {
   const page = await browser.context.newPage();
   const errors = watchErrors(page);

@@ -209,6 +209,28 @@ roadmap-graph-path = Critical path:
 roadmap-graph-legend-blocked = dashed border: blocked
 roadmap-graph-legend-path = heavy orange: critical path
 roadmap-graph-note = The same drawing as a file:
+
+## Catalog history (from the monorepo's git history)
+history-title = State changes
+history-new = new
+history-removed = removed
+history-none = No state change of this item is recorded in the monorepo's history.
+history-unavailable-directory = The catalog is read from a directory, which keeps no history: state changes come from the monorepo's git history.
+history-unavailable-embedded = The catalog is the demo built into the portal, which keeps no history: state changes come from the monorepo's git history.
+history-unavailable-unreadable = The monorepo's history could not be read right now.
+history-col-date = Date
+history-col-commit = Commit
+burnup-title = Progress over time
+burnup-lead = Items per state at each commit of the monorepo that changed the catalog: validated at the bottom, then declared, then desired.
+burnup-chart-title = Items per state over time
+burnup-desc = From { $from } to { $to }: validated { $validated_from } → { $validated_to }, declared { $declared_from } → { $declared_to }, desired { $desired_from } → { $desired_to }.
+burnup-axis = items
+burnup-empty = The catalog has no revision in the monorepo's history yet.
+burnup-skipped = { $count ->
+    [one] One commit whose catalog did not load is left out.
+   *[other] { $count } commits whose catalog did not load are left out.
+}
+burnup-table = The same numbers as a table
 findings-title = Findings
 findings-lead = What the catalog claims and its evidence does not back. Errors make catalog check fail; warnings and information do not.
 findings-none = No findings: every claim is backed.

@@ -209,6 +209,28 @@ roadmap-graph-path = Caminho crítico:
 roadmap-graph-legend-blocked = borda tracejada: bloqueado
 roadmap-graph-legend-path = laranja grosso: caminho crítico
 roadmap-graph-note = O mesmo desenho como arquivo:
+
+## Histórico do catálogo (a partir do histórico git do monorepo)
+history-title = Mudanças de estado
+history-new = novo
+history-removed = removido
+history-none = Nenhuma mudança de estado deste item está registrada no histórico do monorepo.
+history-unavailable-directory = O catálogo é lido de um diretório, que não guarda histórico: as mudanças de estado vêm do histórico git do monorepo.
+history-unavailable-embedded = O catálogo é o de demonstração embutido no portal, que não guarda histórico: as mudanças de estado vêm do histórico git do monorepo.
+history-unavailable-unreadable = Não foi possível ler o histórico do monorepo agora.
+history-col-date = Data
+history-col-commit = Commit
+burnup-title = Progresso ao longo do tempo
+burnup-lead = Itens por estado em cada commit do monorepo que mudou o catálogo: validados embaixo, depois declarados, depois desejados.
+burnup-chart-title = Itens por estado ao longo do tempo
+burnup-desc = De { $from } a { $to }: validados { $validated_from } → { $validated_to }, declarados { $declared_from } → { $declared_to }, desejados { $desired_from } → { $desired_to }.
+burnup-axis = itens
+burnup-empty = O catálogo ainda não tem revisão no histórico do monorepo.
+burnup-skipped = { $count ->
+    [one] Um commit cujo catálogo não carregou ficou de fora.
+   *[other] { $count } commits cujo catálogo não carregou ficaram de fora.
+}
+burnup-table = Os mesmos números em tabela
 findings-title = Achados
 findings-lead = O que o catálogo afirma e suas evidências não sustentam. Erros fazem o catalog check falhar; avisos e informações, não.
 findings-none = Nenhum achado: toda afirmação tem respaldo.

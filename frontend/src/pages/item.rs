@@ -10,6 +10,7 @@ use crate::{
     api::{ItemRef, get_item},
     components::{DecisionTable, EvidenceView, LoadError, Loading, NotFound, StateBadge, TaskList},
     i18n::use_i18n,
+    pages::history::ItemTimeline,
 };
 
 #[component]
@@ -54,6 +55,7 @@ pub fn ItemView() -> impl IntoView {
                         let layer_label = page.layer.label();
                         let no_evidence = it.state == State::Validated && it.evidence.is_empty();
                         let no_iac = it.state == State::Declared && it.iac.is_none();
+                        let item_id = it.id.clone();
                         view! {
                             <Title text=it.name.clone()/>
                             <nav class="crumbs">
@@ -207,6 +209,7 @@ pub fn ItemView() -> impl IntoView {
                             </div>
                             <h2>{i18n.tr("nav-decisions")}</h2>
                             <DecisionTable decisions=page.decisions/>
+                            <ItemTimeline id=item_id/>
                         }
                             .into_any()
                     }

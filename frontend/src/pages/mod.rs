@@ -3,6 +3,7 @@
 pub mod catalog;
 pub mod decisions;
 pub mod findings;
+pub mod history;
 pub mod item;
 pub mod layer;
 pub mod overview;

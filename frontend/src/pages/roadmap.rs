@@ -13,6 +13,7 @@ use crate::{
     api::roadmap::{get_roadmap, get_roadmap_graph},
     components::{LoadError, Loading, PriorityBadge, StateBadge, state_key},
     i18n::{t, t_args, use_i18n},
+    pages::history::BurnupSection,
 };
 
 /// Translation key of a roadmap status.
@@ -196,6 +197,7 @@ pub fn RoadmapView() -> impl IntoView {
                 </a>
             </p>
         </header>
+        <BurnupSection/>
         <Suspense fallback=Loading>
             {move || Suspend::new(async move {
                 match data.await {

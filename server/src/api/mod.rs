@@ -7,6 +7,7 @@
 pub mod catalog;
 pub mod error;
 pub mod health;
+pub mod history;
 pub mod items;
 pub mod probes;
 pub mod query;
@@ -60,6 +61,7 @@ fn documented() -> OpenApiRouter<AppState> {
         .merge(selfservice::router())
         .merge(webhook::router())
         .merge(roadmap::router())
+        .merge(history::router())
         .merge(probes::router())
         .routes(routes!(crate::auth::me))
         .routes(routes!(openapi_json))
@@ -139,6 +141,8 @@ mod tests {
             "/api/v1/requests/{id}/merge",
             "/api/v1/forge/webhook",
             "/api/v1/roadmap",
+            "/api/v1/roadmap/burnup",
+            "/api/v1/items/{id}/history",
             "/api/v1/findings",
             "/api/v1/probes",
         ] {

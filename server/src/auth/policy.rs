@@ -89,6 +89,7 @@ pub const ROUTES: &[(Methods, &str, Access)] = &[
     (Methods::Read, "/api/v1/openapi.json", Access::Catalog),
     (Methods::Read, "/api/v1/items", Access::Catalog),
     (Methods::Read, "/api/v1/items/{id}", Access::Catalog),
+    (Methods::Read, "/api/v1/items/{id}/history", Access::Catalog),
     (Methods::Read, "/api/v1/sites", Access::Catalog),
     (Methods::Read, "/api/v1/layers", Access::Catalog),
     (Methods::Read, "/api/v1/decisions", Access::Catalog),
@@ -116,6 +117,7 @@ pub const ROUTES: &[(Methods, &str, Access)] = &[
     // The roadmap, its exports and the status badges (for READMEs and wikis) read the catalog;
     // the lint's findings are an admin dashboard.
     (Methods::Read, "/api/v1/roadmap", Access::Catalog),
+    (Methods::Read, "/api/v1/roadmap/burnup", Access::Catalog),
     (Methods::Read, "/api/v1/findings", Access::Admin),
     // The live checks' results: URLs and application names the catalog already shows.
     (Methods::Read, "/api/v1/probes", Access::Catalog),
@@ -128,6 +130,7 @@ pub const ROUTES: &[(Methods, &str, Access)] = &[
     (Methods::Read, "/findings", Access::Admin),
     (Methods::ReadOrPost, "/_fn/roadmap", Access::Catalog),
     (Methods::ReadOrPost, "/_fn/roadmap_graph", Access::Catalog),
+    (Methods::ReadOrPost, "/_fn/burnup", Access::Catalog),
     (Methods::ReadOrPost, "/_fn/findings", Access::Admin),
     // The web UI's pages.
     (Methods::Read, "/", Access::Catalog),
@@ -142,6 +145,7 @@ pub const ROUTES: &[(Methods, &str, Access)] = &[
     (Methods::ReadOrPost, "/_fn/items", Access::Catalog),
     (Methods::ReadOrPost, "/_fn/layer", Access::Catalog),
     (Methods::ReadOrPost, "/_fn/item", Access::Catalog),
+    (Methods::ReadOrPost, "/_fn/item_history", Access::Catalog),
     (Methods::ReadOrPost, "/_fn/decisions", Access::Catalog),
     (Methods::ReadOrPost, "/_fn/sites", Access::Catalog),
     // Self-service in the web UI: pages and server functions. Who may see which template or

@@ -10,9 +10,11 @@
 //! - [`worker`]: the background worker that proposes requests and follows pull requests.
 //! - [`service`]: the operations the JSON API and the web UI call, with their authorization.
 //! - [`ui`]: the web UI's view of the service layer (`mirante_frontend::ssr::SelfServiceData`).
+//! - [`demo_history`]: the back-dated commits the demo monorepo starts with.
 //!
 //! The state machine itself is pure and lives in `mirante_domain::request`.
 
+pub mod demo_history;
 pub mod forge;
 pub mod service;
 pub mod store;
@@ -48,7 +50,7 @@ pub fn demo_monorepo() -> Vec<FileChange> {
 }
 
 /// The forge of the configuration. For the local forge, creates the monorepo with the demo
-/// catalog when there is none yet.
+/// catalog and a short back-dated history ([`demo_history`]) when there is none yet.
 pub async fn open_forge(config: &Config, db: &Db) -> anyhow::Result<Arc<dyn Forge>> {
     match config.forge {
         ForgeKind::Local => {
@@ -56,7 +58,16 @@ pub async fn open_forge(config: &Config, db: &Db) -> anyhow::Result<Arc<dyn Forg
                 .context("cannot resolve the monorepo path")?;
             let (init_path, base) = (path.clone(), config.base_branch.clone());
             let created = tokio::task::spawn_blocking(move || {
-                forge::local::init_monorepo(&init_path, &base, &demo_monorepo())
+                let files = demo_monorepo();
+                match demo_history::commits(&files, chrono::Utc::now().timestamp()) {
+                    Ok(commits) => {
+                        forge::local::init_monorepo_with_history(&init_path, &base, &commits)
+                    }
+                    Err(problem) => {
+                        tracing::warn!(%problem, "the demo history does not fit the demo catalog; creating the monorepo in one commit");
+                        forge::local::init_monorepo(&init_path, &base, &files)
+                    }
+                }
             })
             .await?
             .with_context(|| format!("cannot create the local monorepo at {}", path.display()))?;

@@ -354,15 +354,21 @@ pub fn read_dir_at(repo_path: &Path, rev: &str, dir: &str) -> ForgeResult<(Strin
             .and_then(|o| o.peel_to_tree())
             .map_err(|_| ForgeError::NotFound(format!("`{dir}/` is not a directory on `{rev}`")))?
     };
+    Ok((commit.to_string(), tree_files(&repo, &sub)?))
+}
+
+/// Every file of `tree` as `(path relative to the tree, contents)` pairs in path order, hidden
+/// entries left out. Blocking.
+pub fn tree_files(repo: &Repository, tree: &git2::Tree<'_>) -> ForgeResult<Files> {
     let mut files = Vec::new();
     let mut failure = None;
-    sub.walk(git2::TreeWalkMode::PreOrder, |parent, entry| {
+    tree.walk(git2::TreeWalkMode::PreOrder, |parent, entry| {
         let name = entry.name().unwrap_or("");
         if name.starts_with('.') {
             return git2::TreeWalkResult::Skip;
         }
         if entry.kind() == Some(ObjectType::Blob) {
-            match entry.to_object(&repo).and_then(|o| o.peel_to_blob()) {
+            match entry.to_object(repo).and_then(|o| o.peel_to_blob()) {
                 Ok(blob) => files.push((format!("{parent}{name}"), blob.content().to_vec())),
                 Err(e) => {
                     failure = Some(git_error(e));
@@ -374,7 +380,7 @@ pub fn read_dir_at(repo_path: &Path, rev: &str, dir: &str) -> ForgeResult<(Strin
     })
     .map_err(|e| failure.take().unwrap_or_else(|| git_error(e)))?;
     files.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok((commit.to_string(), files))
+    Ok(files)
 }
 
 /// [`Forge::read_dir`] on an open repository: the folder's tree id first, then (unless it is
@@ -451,6 +457,39 @@ fn read_folder_blocking(
 /// `base` branch has one commit holding `files` (the demo catalog under `catalog/`). Returns
 /// whether it created one; an existing repository is left as it is. Blocking.
 pub fn init_monorepo(path: &Path, base: &str, files: &[FileChange]) -> ForgeResult<bool> {
+    init_monorepo_with_history(
+        path,
+        base,
+        &[SeedCommit {
+            message: "Monorepo created by Mirante with the demo catalog".to_owned(),
+            author: None,
+            time: None,
+            files: files.to_vec(),
+        }],
+    )
+}
+
+/// One commit of the history a new monorepo starts with.
+#[derive(Debug, Clone)]
+pub struct SeedCommit {
+    /// The commit message.
+    pub message: String,
+    /// Who wrote it (name, email); the portal when none.
+    pub author: Option<(String, String)>,
+    /// When (seconds since the epoch, UTC); now when none.
+    pub time: Option<i64>,
+    /// Files added or replaced on top of the previous commit.
+    pub files: Vec<FileChange>,
+}
+
+/// Creates the monorepo at `path` when there is nothing there yet: a bare repository whose
+/// `base` branch holds `commits`, oldest first, each on top of the previous one. Returns
+/// whether it created one; an existing repository is never rewritten. Blocking.
+pub fn init_monorepo_with_history(
+    path: &Path,
+    base: &str,
+    commits: &[SeedCommit],
+) -> ForgeResult<bool> {
     if Repository::open(path).is_ok() {
         return Ok(false);
     }
@@ -464,39 +503,58 @@ pub fn init_monorepo(path: &Path, base: &str, files: &[FileChange]) -> ForgeResu
             path.display()
         )));
     }
+    if commits.is_empty() {
+        return Err(ForgeError::Rejected(
+            "a new monorepo needs at least one commit".into(),
+        ));
+    }
     let name = branch_ref(base)?;
     let mut options = RepositoryInitOptions::new();
     options.bare(true).mkpath(true).initial_head(&name);
     let repo = Repository::init_opts(path, &options).map_err(git_error)?;
-    let mut update = TreeUpdateBuilder::new();
-    for file in files {
-        if !is_safe_path(&file.path) {
-            return Err(ForgeError::Rejected(format!(
-                "`{}` is not a safe path",
-                file.path
-            )));
-        }
-        let blob = repo.blob(file.content.as_bytes()).map_err(git_error)?;
-        update.upsert(file.path.as_str(), blob, FileMode::Blob);
-    }
-    let empty = repo
+    let mut tree_id = repo
         .treebuilder(None)
         .and_then(|b| b.write())
-        .and_then(|id| repo.find_tree(id))
         .map_err(git_error)?;
-    let tree_id = update.create_updated(&repo, &empty).map_err(git_error)?;
-    let tree = repo.find_tree(tree_id).map_err(git_error)?;
-    let sig = signature(PORTAL_NAME, PORTAL_EMAIL);
-    repo.commit(
-        Some(&name),
-        &sig,
-        &sig,
-        "Monorepo created by Mirante with the demo catalog",
-        &tree,
-        &[],
-    )
-    .map_err(git_error)?;
+    let mut parent: Option<Oid> = None;
+    for seed in commits {
+        let mut update = TreeUpdateBuilder::new();
+        for file in &seed.files {
+            if !is_safe_path(&file.path) {
+                return Err(ForgeError::Rejected(format!(
+                    "`{}` is not a safe path",
+                    file.path
+                )));
+            }
+            let blob = repo.blob(file.content.as_bytes()).map_err(git_error)?;
+            update.upsert(file.path.as_str(), blob, FileMode::Blob);
+        }
+        let previous = repo.find_tree(tree_id).map_err(git_error)?;
+        tree_id = update.create_updated(&repo, &previous).map_err(git_error)?;
+        let tree = repo.find_tree(tree_id).map_err(git_error)?;
+        let sig = seed_signature(seed)?;
+        let parents = parent
+            .map(|id| repo.find_commit(id))
+            .transpose()
+            .map_err(git_error)?;
+        let parents: Vec<&git2::Commit<'_>> = parents.iter().collect();
+        parent = Some(
+            repo.commit(Some(&name), &sig, &sig, &seed.message, &tree, &parents)
+                .map_err(git_error)?,
+        );
+    }
     Ok(true)
+}
+
+fn seed_signature(seed: &SeedCommit) -> ForgeResult<Signature<'static>> {
+    let (name, email) = seed
+        .author
+        .clone()
+        .unwrap_or_else(|| (PORTAL_NAME.to_owned(), PORTAL_EMAIL.to_owned()));
+    match seed.time {
+        None => Ok(signature(&name, &email)),
+        Some(at) => Signature::new(&name, &email, &git2::Time::new(at, 0)).map_err(git_error),
+    }
 }
 
 #[async_trait]

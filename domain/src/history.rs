@@ -1,0 +1,302 @@
+//! The catalog's history: how each item's state changed from one revision of the monorepo to
+//! the next, and how many items were in each state at every revision (the burn-up).
+//!
+//! Pure: the caller reads the revisions (from git, oldest first) and hands each one's item
+//! states, or the reason it did not load, to a [`HistoryBuilder`]. The builder can be kept
+//! and fed more revisions later, so a history is extended when the branch moves forward
+//! instead of being computed again.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{Catalog, State};
+use crate::snapshot::StateCounts;
+
+/// A revision of the catalog: the commit that made it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Revision {
+    /// Commit id (40 hex digits).
+    pub commit: String,
+    /// When it was committed, RFC 3339 in UTC (`2026-08-03T14:12:00Z`).
+    pub date: String,
+    /// Author's name.
+    pub author: String,
+    /// First line of the commit message.
+    pub summary: String,
+}
+
+/// One change of an item's state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StateChange {
+    /// The state before; none when the item appeared in this revision.
+    pub from: Option<State>,
+    /// The state after; none when the item was removed in this revision.
+    pub to: Option<State>,
+    /// The revision that made the change.
+    #[serde(flatten)]
+    pub revision: Revision,
+}
+
+/// How many items were in each state at a revision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BurnupPoint {
+    /// When the revision was committed, RFC 3339 in UTC.
+    pub date: String,
+    /// Its commit id.
+    pub commit: String,
+    /// Validated items.
+    pub validated: u32,
+    /// Declared items.
+    pub declared: u32,
+    /// Desired items.
+    pub desired: u32,
+}
+
+impl BurnupPoint {
+    /// Every item of the revision.
+    pub fn total(&self) -> u32 {
+        self.validated + self.declared + self.desired
+    }
+}
+
+/// A revision whose catalog did not load: left out of the history, and said so.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkippedRevision {
+    /// The revision.
+    #[serde(flatten)]
+    pub revision: Revision,
+    /// What was wrong, as the loader said it (the first problem and how many there were).
+    pub error: String,
+}
+
+/// The history of a catalog along one branch.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CatalogHistory {
+    /// The branch tip this history was computed at; none for a branch with no commit.
+    pub tip: Option<String>,
+    /// Each item's state changes, oldest first, by item id. Items removed since are kept.
+    pub changes: BTreeMap<String, Vec<StateChange>>,
+    /// One point per revision that changed the catalog and loaded, oldest first.
+    pub burnup: Vec<BurnupPoint>,
+    /// Revisions whose catalog did not load, oldest first.
+    pub skipped: Vec<SkippedRevision>,
+    /// Whether the walk stopped before the first commit (a very long history): what it
+    /// reached first counts as the moment every item of that revision appeared.
+    pub truncated: bool,
+}
+
+impl CatalogHistory {
+    /// An item's state changes, oldest first (empty for an item the history never saw).
+    pub fn item(&self, id: &str) -> &[StateChange] {
+        self.changes.get(id).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// Why there is no history to show.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoHistory {
+    /// The catalog is read from a plain directory (`MIRANTE_CATALOG`), which has no history.
+    Directory,
+    /// The catalog is the demo built into the binary, which has no history.
+    Embedded,
+    /// The monorepo could not be read; the server's log says why.
+    Unreadable,
+}
+
+impl NoHistory {
+    /// The identifier used in JSON.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            NoHistory::Directory => "directory",
+            NoHistory::Embedded => "embedded",
+            NoHistory::Unreadable => "unreadable",
+        }
+    }
+
+    /// A sentence for API clients.
+    pub fn explain(&self) -> &'static str {
+        match self {
+            NoHistory::Directory => {
+                "the catalog is read from a directory (MIRANTE_CATALOG), which has no history; \
+                 history comes from the monorepo's git history"
+            }
+            NoHistory::Embedded => {
+                "the catalog is the demo built into the server, which has no history; \
+                 history comes from the local monorepo's git history"
+            }
+            NoHistory::Unreadable => "the monorepo's history could not be read",
+        }
+    }
+}
+
+/// Every item's state in a catalog, by id.
+pub fn item_states(catalog: &Catalog) -> BTreeMap<String, State> {
+    catalog
+        .items
+        .iter()
+        .map(|i| (i.id.clone(), i.state))
+        .collect()
+}
+
+/// Builds a [`CatalogHistory`] from revisions given oldest first.
+#[derive(Debug, Clone, Default)]
+pub struct HistoryBuilder {
+    history: CatalogHistory,
+    /// Item states of the last revision that loaded.
+    last: BTreeMap<String, State>,
+}
+
+impl HistoryBuilder {
+    /// An empty history.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A revision whose catalog loaded, with its item states: records what changed since the
+    /// last revision that loaded, and a burn-up point.
+    pub fn revision(&mut self, revision: &Revision, states: BTreeMap<String, State>) {
+        let mut counts = StateCounts::default();
+        for (id, &to) in &states {
+            counts.add(to);
+            let from = self.last.get(id).copied();
+            if from != Some(to) {
+                self.push(id, from, Some(to), revision);
+            }
+        }
+        let removed: Vec<(String, State)> = self
+            .last
+            .iter()
+            .filter(|(id, _)| !states.contains_key(*id))
+            .map(|(id, s)| (id.clone(), *s))
+            .collect();
+        for (id, from) in removed {
+            self.push(&id, Some(from), None, revision);
+        }
+        self.history.burnup.push(BurnupPoint {
+            date: revision.date.clone(),
+            commit: revision.commit.clone(),
+            validated: counts.validated,
+            declared: counts.declared,
+            desired: counts.desired,
+        });
+        self.last = states;
+    }
+
+    /// A revision whose catalog did not load: recorded as skipped; the next revision that
+    /// loads is compared with the last one that did.
+    pub fn broken(&mut self, revision: &Revision, error: String) {
+        self.history.skipped.push(SkippedRevision {
+            revision: revision.clone(),
+            error,
+        });
+    }
+
+    /// Marks the history as starting after the first commit.
+    pub fn truncated(&mut self) {
+        self.history.truncated = true;
+    }
+
+    /// The history so far, at `tip`.
+    pub fn history(&self, tip: Option<String>) -> CatalogHistory {
+        CatalogHistory {
+            tip,
+            ..self.history.clone()
+        }
+    }
+
+    fn push(&mut self, id: &str, from: Option<State>, to: Option<State>, revision: &Revision) {
+        self.history
+            .changes
+            .entry(id.to_owned())
+            .or_default()
+            .push(StateChange {
+                from,
+                to,
+                revision: revision.clone(),
+            });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rev(n: u8) -> Revision {
+        Revision {
+            commit: format!("{n:040}"),
+            date: format!("2026-0{n}-01T00:00:00Z"),
+            author: "Renata".to_owned(),
+            summary: format!("step {n}"),
+        }
+    }
+
+    fn states(pairs: &[(&str, State)]) -> BTreeMap<String, State> {
+        pairs.iter().map(|(i, s)| ((*i).to_owned(), *s)).collect()
+    }
+
+    #[test]
+    fn an_item_appears_changes_state_and_is_removed_in_that_order() {
+        let mut b = HistoryBuilder::new();
+
+        b.revision(&rev(1), states(&[("a", State::Desired)]));
+        b.revision(&rev(2), states(&[("a", State::Declared)]));
+        b.revision(&rev(3), states(&[("a", State::Declared)]));
+        b.revision(&rev(4), states(&[]));
+        let h = b.history(Some("tip".into()));
+
+        let steps: Vec<(Option<State>, Option<State>, &str)> = h
+            .item("a")
+            .iter()
+            .map(|c| (c.from, c.to, c.revision.summary.as_str()))
+            .collect();
+        assert_eq!(
+            steps,
+            [
+                (None, Some(State::Desired), "step 1"),
+                (Some(State::Desired), Some(State::Declared), "step 2"),
+                (Some(State::Declared), None, "step 4"),
+            ]
+        );
+        assert_eq!(h.burnup.len(), 4);
+        assert_eq!(h.burnup[1].declared, 1);
+        assert_eq!(h.burnup[3].total(), 0);
+        assert_eq!(h.tip.as_deref(), Some("tip"));
+    }
+
+    #[test]
+    fn a_broken_revision_is_skipped_and_the_next_one_compares_with_the_last_good_one() {
+        let mut b = HistoryBuilder::new();
+
+        b.revision(&rev(1), states(&[("a", State::Desired)]));
+        b.broken(&rev(2), "c.yaml:3:5: unknown state".to_owned());
+        b.revision(&rev(3), states(&[("a", State::Validated)]));
+        let h = b.history(None);
+
+        assert_eq!(h.skipped.len(), 1);
+        assert_eq!(h.skipped[0].revision.summary, "step 2");
+        let last = h.item("a").last().unwrap();
+        assert_eq!(
+            (last.from, last.to),
+            (Some(State::Desired), Some(State::Validated))
+        );
+        assert_eq!(h.burnup.len(), 2, "no point for the broken revision");
+    }
+
+    #[test]
+    fn a_state_change_serializes_with_its_revision_inline() {
+        let change = StateChange {
+            from: None,
+            to: Some(State::Desired),
+            revision: rev(1),
+        };
+
+        let json = serde_json::to_value(&change).unwrap();
+
+        assert_eq!(json["from"], serde_json::Value::Null);
+        assert_eq!(json["to"], "desired");
+        assert_eq!(json["summary"], "step 1");
+        assert_eq!(json["author"], "Renata");
+    }
+}
