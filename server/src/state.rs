@@ -48,7 +48,7 @@ impl AppState {
     pub fn portal(&self) -> PortalHandle {
         Arc::new(Portal {
             catalog: Arc::clone(&self.catalog),
-            lint: LintSettings::from_config(&self.config),
+            lint: LintSettings::new(&self.config, self.catalog.source()),
             probes: Arc::clone(&self.probes),
         })
     }
