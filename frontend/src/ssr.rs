@@ -1,6 +1,6 @@
 //! What the UI needs from its host on the server side. The server crate implements
-//! [`PortalData`] and [`SelfServiceData`] and provides them as Leptos context; server
-//! functions read them from there.
+//! [`PortalData`], [`SelfServiceData`] and [`HistoryData`] and provides them as Leptos
+//! context; server functions read them from there.
 
 use std::sync::Arc;
 
@@ -8,6 +8,7 @@ use http::request::Parts;
 use mirante_domain::{Diagnostic, Snapshot, lint::Finding};
 use serde_json::Value;
 
+use crate::api::dashboard::{LiveChecks, RecentChanges};
 use crate::api::selfservice::{
     PreviewView, RequestRow, RequestView, SsError, TemplateCard, TemplateForm,
 };
@@ -20,6 +21,9 @@ pub trait PortalData: Send + Sync + 'static {
     /// The consistency lint's findings on the catalog in force, errors first. May read the
     /// monorepo's files (IaC references), so server functions call it off the async runtime.
     fn findings(&self) -> Vec<Finding>;
+
+    /// The live checks' last run: how many, when, and those failing now.
+    fn live_checks(&self) -> LiveChecks;
 }
 
 /// The handle the server puts in Leptos context.
@@ -71,3 +75,14 @@ pub trait SelfServiceData: Send + Sync + 'static {
 
 /// The self-service handle the server puts in Leptos context.
 pub type SelfServiceHandle = Arc<dyn SelfServiceData>;
+
+/// The catalog's history as the dashboard reads it.
+#[async_trait::async_trait]
+pub trait HistoryData: Send + Sync + 'static {
+    /// The latest changes of items' states, newest first, at most `limit`; when the portal
+    /// keeps no history, [`RecentChanges::unavailable`].
+    async fn recent_changes(&self, limit: usize) -> RecentChanges;
+}
+
+/// The history handle the server puts in Leptos context.
+pub type HistoryHandle = Arc<dyn HistoryData>;

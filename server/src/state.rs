@@ -7,7 +7,10 @@ use leptos::config::LeptosOptions;
 use mirante_frontend::ssr::PortalHandle;
 
 use mirante_domain::{Snapshot, lint::Finding};
-use mirante_frontend::ssr::PortalData;
+use mirante_frontend::{
+    api::dashboard::{FailingCheck, LiveChecks},
+    ssr::PortalData,
+};
 
 use crate::{
     auth::Auth,
@@ -15,7 +18,7 @@ use crate::{
     config::Config,
     db::Db,
     evidence::{self, LintSettings},
-    probes::ProbeBoard,
+    probes::{CheckKind, ProbeBoard},
     selfservice::{service::SelfService, worker::Worker},
 };
 
@@ -73,5 +76,31 @@ impl PortalData for Portal {
             evidence::today(),
             &self.probes.failures(),
         )
+    }
+
+    fn live_checks(&self) -> LiveChecks {
+        let snapshot = self.catalog.snapshot();
+        let results = self.probes.results();
+        LiveChecks {
+            total: results.len(),
+            last_run: self.probes.last_run().map(|t| t.to_rfc3339()),
+            failing: results
+                .iter()
+                .filter(|r| !r.ok)
+                .map(|r| FailingCheck {
+                    item: r.item.clone(),
+                    name: snapshot
+                        .item(&r.item)
+                        .map_or_else(|| r.item.clone(), |i| i.name.clone()),
+                    kind: match r.kind {
+                        CheckKind::Probe => "probe",
+                        CheckKind::Argocd => "argocd",
+                    }
+                    .to_owned(),
+                    target: r.target.clone(),
+                    reason: r.reason.clone().unwrap_or_default(),
+                })
+                .collect(),
+        }
     }
 }

@@ -17,6 +17,7 @@ mod health;
 mod items;
 mod middleware;
 mod openapi;
+mod pages;
 mod probes;
 mod reference;
 mod requests;

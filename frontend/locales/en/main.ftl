@@ -327,3 +327,38 @@ req-values = Values
 ## Live evidence checks (probes and Argo CD)
 finding-probe-failing = Probe of { $url } fails: { $reason }
 finding-argocd-unhealthy = Argo CD application { $app }: { $reason }
+
+## Home dashboard (admins)
+dash-title = Needs attention
+dash-findings = Lint findings
+dash-findings-link = All findings →
+dash-checks = Live checks failing now
+dash-checks-summary = { $failing } of { $total } checks failing · last run { $when }
+dash-checks-never = The live checks have not run yet.
+dash-checks-none = The catalog has no live checks (probes or Argo CD applications).
+dash-checks-link = Findings from the live checks →
+dash-check-probe = probe
+dash-check-argocd = Argo CD
+dash-tasks = Pending tasks
+dash-tasks-summary = { $count ->
+    [one] One pending task
+   *[other] { $count } pending tasks
+}, most urgent first
+dash-tasks-by-priority = By priority
+dash-tasks-by-site = By site
+dash-tasks-platform-wide = platform-wide
+dash-tasks-link = Roadmap →
+priority-none = no priority
+dash-approvals = Requests awaiting approval
+dash-approvals-summary = { $count ->
+    [0] No request awaits a decision.
+    [one] One request awaits a decision.
+   *[other] { $count } requests await a decision.
+}
+dash-approvals-by = { $template } by { $author }
+dash-approvals-link = Requests awaiting approval →
+dash-changes = Recent state changes
+dash-changes-unavailable = History not available: the portal does not keep the catalog's history yet.
+dash-changes-none = No state changes recorded.
+dash-change-new = new
+dash-changes-link = Roadmap →
