@@ -1,5 +1,5 @@
 //! Server-rendered pages as a reader without JavaScript gets them: the admins' dashboard on the
-//! home page.
+//! home page, and the roadmap pages in the reader's language.
 
 use reqwest::Client;
 
@@ -15,6 +15,21 @@ async fn page(app: &TestApp, browser: &Client, path: &str, accept_language: &str
         .unwrap();
     assert_eq!(response.status().as_u16(), 200, "{path}");
     response.text().await.unwrap()
+}
+
+/// The page without its scripts: the data serialized for hydration carry the API's English
+/// `message` next to the code and values the page translates.
+fn visible(html: &str) -> String {
+    let mut out = String::new();
+    let mut rest = html;
+    while let Some(start) = rest.find("<script") {
+        out.push_str(&rest[..start]);
+        rest = rest[start..]
+            .find("</script>")
+            .map_or("", |end| &rest[start + end..]);
+    }
+    out.push_str(rest);
+    out
 }
 
 on_both_databases! {
@@ -84,5 +99,33 @@ on_both_databases! {
         let approvals = &approvals[..approvals.find("</section>").unwrap()];
         assert!(approvals.contains(&format!("href=\"/requests/{}\"", body["id"])), "{approvals}");
         assert!(approvals.contains("Um pedido aguarda decisão."), "{approvals}");
+    }
+
+    async fn the_roadmap_and_the_findings_speak_portuguese_to_a_portuguese_reader(backend: Backend) {
+        let app = spawn_app_with(backend, CatalogSetup::Embedded).await;
+        let admin = app.dev_browser("ada").await;
+        let pt = "pt-BR,pt;q=0.9,en;q=0.5";
+
+        let roadmap = page(&app, &admin, "/roadmap", pt).await;
+        let graph = page(&app, &admin, "/roadmap/graph?to=traefik-sp-ha", pt).await;
+        let findings = page(&app, &admin, "/findings", pt).await;
+        let markdown = page(&app, &admin, "/roadmap.md", pt).await;
+
+        assert!(roadmap.contains(r#"<html lang="pt-BR""#));
+        for text in ["Fases", "Pendências", "Progresso por site", "Progresso por camada", "bloqueado"] {
+            assert!(roadmap.contains(text), "{text} missing from /roadmap");
+        }
+        for english in ["Phases", "Pending tasks", "Progress by", "blocked by", ">done<", ">ready<"] {
+            assert!(!roadmap.contains(english), "{english} in /roadmap");
+        }
+        assert!(graph.contains("Grafo de dependências"), "the SVG's title");
+        assert!(!graph.contains("Dependency graph"));
+        assert!(!graph.contains(", blocked)") && !graph.contains(", ready)"), "node tooltips");
+        assert!(findings.contains("Achados"));
+        assert!(findings.contains("mas não validado em produção"), "messages in Portuguese");
+        assert!(!visible(&findings).contains("not validated in production"), "{findings}");
+        assert!(markdown.contains("| situação | item | estado | bloqueado por |"), "{markdown}");
+        assert!(markdown.contains("## Pendências"));
+        assert!(!markdown.contains("Pending tasks") && !markdown.contains("Progress by"));
     }
 }

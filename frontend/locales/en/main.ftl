@@ -200,6 +200,7 @@ status-done = done
 status-ready = ready
 status-blocked = blocked
 roadmap-graph-title = Dependency graph
+graph-svg-title-to = Dependency graph, critical path to { $name }
 roadmap-graph-lead = Items that depend on others, layered left to right: each column waits for the columns on its left. Click a node to open its item.
 roadmap-graph-to = Critical path to
 roadmap-graph-none = (none)
@@ -362,3 +363,18 @@ dash-changes-unavailable = History not available: the portal does not keep the c
 dash-changes-none = No state changes recorded.
 dash-change-new = new
 dash-changes-link = Roadmap →
+
+## The roadmap as Markdown (/roadmap.md)
+md-title = Roadmap — { $platform }
+md-catalog = Catalog { $hash }.
+md-catalog-at = Catalog { $hash } at revision { $revision }.
+md-legend = Status: **done** = validated; **ready** = every dependency validated; **blocked** = waits for something not done.
+md-overall = Overall: { $share }
+md-col-status = status
+md-col-item = item
+md-col-state = state
+md-col-blocked-by = blocked by
+md-col-priority = priority
+md-col-task = task
+md-col-sites = sites
+md-col-progress = progress

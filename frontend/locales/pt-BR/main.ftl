@@ -200,6 +200,7 @@ status-done = feito
 status-ready = pronto
 status-blocked = bloqueado
 roadmap-graph-title = Grafo de dependências
+graph-svg-title-to = Grafo de dependências, caminho crítico até { $name }
 roadmap-graph-lead = Itens que dependem de outros, em colunas da esquerda para a direita: cada coluna espera pelas colunas à sua esquerda. Clique num nó para abrir o item.
 roadmap-graph-to = Caminho crítico até
 roadmap-graph-none = (nenhum)
@@ -362,3 +363,18 @@ dash-changes-unavailable = Histórico indisponível: o portal ainda não guarda 
 dash-changes-none = Nenhuma mudança de estado registrada.
 dash-change-new = novo
 dash-changes-link = Roadmap →
+
+## O roadmap em Markdown (/roadmap.md)
+md-title = Roadmap — { $platform }
+md-catalog = Catálogo { $hash }.
+md-catalog-at = Catálogo { $hash } na revisão { $revision }.
+md-legend = Situação: **feito** = validado; **pronto** = todas as dependências validadas; **bloqueado** = espera algo que não foi feito.
+md-overall = Geral: { $share }
+md-col-status = situação
+md-col-item = item
+md-col-state = estado
+md-col-blocked-by = bloqueado por
+md-col-priority = prioridade
+md-col-task = tarefa
+md-col-sites = sites
+md-col-progress = progresso
