@@ -41,3 +41,12 @@ pub struct Viewer {
     /// Whether this session came from the development sign-in.
     pub dev_login: bool,
 }
+
+impl Viewer {
+    /// Whether the home page shows this viewer the dashboard (findings, failing checks,
+    /// pending tasks, requests to approve, recent changes) above the overview: the people who
+    /// run the platform. Everyone else sees the overview alone.
+    pub fn sees_dashboard(&self) -> bool {
+        self.role == Role::Admin
+    }
+}

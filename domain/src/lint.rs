@@ -7,7 +7,8 @@
 //! criterion, rejected without its reason.
 //!
 //! Pure: "today" is an argument, and the monorepo is reached through the [`Monorepo`] trait
-//! (the `load` feature adds [`DirMonorepo`], which reads a checkout on disk).
+//! (the `load` feature adds [`DirMonorepo`], which reads a checkout on disk, and [`lookup_key`],
+//! which any other reader of files, such as a git tree, shares).
 
 use std::collections::BTreeMap;
 
@@ -610,7 +611,7 @@ pub mod doc {
 #[cfg(feature = "load")]
 mod dir;
 #[cfg(feature = "load")]
-pub use dir::DirMonorepo;
+pub use dir::{DirMonorepo, MAX_IAC_FILE_BYTES, is_inside, lookup_key};
 
 #[cfg(all(test, feature = "load"))]
 mod tests;

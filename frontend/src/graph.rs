@@ -10,6 +10,9 @@ use std::fmt::Write as _;
 use html_escape::{encode_double_quoted_attribute as attr, encode_text as text};
 use mirante_domain::roadmap::{LayeredGraph, Status};
 
+use crate::i18n::{Lang, t, t_args};
+use crate::pages::roadmap::status_key;
+
 /// Width of a node box.
 const NODE_W: usize = 190;
 /// Height of a node box.
@@ -54,8 +57,21 @@ const STYLE: &str = "\
 .node.path rect{stroke:#c2410c;stroke-width:3.5}\
 ";
 
-/// The SVG document of a laid-out graph. `title` names the drawing for assistive technology.
-pub fn render(graph: &LayeredGraph, title: &str) -> String {
+/// The drawing's title in `lang`: the whole graph, or the critical path to the item named `to`.
+pub fn title(lang: Lang, to: Option<&str>) -> String {
+    match to {
+        Some(name) => t_args(
+            lang,
+            "graph-svg-title-to",
+            &[("name", name.to_owned().into())],
+        ),
+        None => t(lang, "roadmap-graph-title"),
+    }
+}
+
+/// The SVG document of a laid-out graph. `title` names the drawing for assistive technology;
+/// the nodes' tooltips name their status in `lang`.
+pub fn render(graph: &LayeredGraph, title: &str, lang: Lang) -> String {
     let width = 2 * MARGIN + graph.columns.saturating_sub(1) * COL_W + NODE_W;
     let height = 2 * MARGIN + graph.rows.saturating_sub(1) * ROW_H + NODE_H;
     let mut s = String::with_capacity(256 + graph.nodes.len() * 400);
@@ -101,7 +117,7 @@ pub fn render(graph: &LayeredGraph, title: &str) -> String {
             attr(&n.id),
             text(&n.name),
             text(&n.id),
-            n.status.as_str(),
+            text(&t(lang, status_key(n.status))),
             nx + 10,
             ny + NODE_H / 2 + 4,
             text(&label(&n.name)),
@@ -146,7 +162,7 @@ mod tests {
             rows: 1,
         };
 
-        let svg = render(&g, "Graph <1>");
+        let svg = render(&g, "Graph <1>", Lang::En);
 
         assert!(svg.contains("href=\"/items/a\""), "{svg}");
         assert!(
@@ -168,5 +184,28 @@ mod tests {
         let cut = label(long);
         assert_eq!(cut.chars().count(), LABEL_CHARS);
         assert!(cut.ends_with('…'));
+    }
+
+    #[test]
+    fn the_title_and_the_nodes_status_are_in_the_readers_language() {
+        let g = LayeredGraph {
+            nodes: vec![node("a", "Cilium", 0, 0, false)],
+            edges: Vec::new(),
+            columns: 1,
+            rows: 1,
+        };
+
+        // Fluent may wrap placeables in Unicode isolation marks.
+        let plain = |s: String| s.replace(['\u{2068}', '\u{2069}'], "");
+        let pt = plain(render(&g, &title(Lang::PtBr, Some("Cilium")), Lang::PtBr));
+        let en = plain(render(&g, &title(Lang::En, None), Lang::En));
+
+        assert!(
+            pt.contains("<title>Grafo de dependências, caminho crítico até Cilium</title>"),
+            "{pt}"
+        );
+        assert!(pt.contains("(a, bloqueado)"), "{pt}");
+        assert!(en.contains("<title>Dependency graph</title>"), "{en}");
+        assert!(en.contains("(a, blocked)"), "{en}");
     }
 }

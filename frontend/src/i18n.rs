@@ -7,7 +7,10 @@
 
 use std::{borrow::Cow, collections::HashMap};
 
-use fluent_templates::{LanguageIdentifier, Loader, fluent_bundle::FluentValue, langid};
+use fluent_templates::{LanguageIdentifier, Loader, langid};
+
+/// The values [`t_args`] takes, for callers outside this crate.
+pub use fluent_templates::fluent_bundle::FluentValue;
 use leptos::prelude::*;
 
 fluent_templates::static_loader! {

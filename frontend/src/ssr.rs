@@ -1,6 +1,6 @@
 //! What the UI needs from its host on the server side. The server crate implements
-//! [`PortalData`] and [`SelfServiceData`] and provides them as Leptos context; server
-//! functions read them from there.
+//! [`PortalData`], [`SelfServiceData`] and [`HistoryData`] and provides them as Leptos
+//! context; server functions read them from there.
 
 use std::sync::Arc;
 
@@ -12,6 +12,7 @@ use mirante_domain::{
 };
 use serde_json::Value;
 
+use crate::api::dashboard::{LiveChecks, RecentChanges};
 use crate::api::selfservice::{
     PreviewView, RequestRow, RequestView, SsError, TemplateCard, TemplateForm,
 };
@@ -29,6 +30,8 @@ pub trait PortalData: Send + Sync + 'static {
     /// there is none. Reads git when the branch moved, so server functions call it off the
     /// async runtime.
     fn history(&self) -> Result<Arc<CatalogHistory>, NoHistory>;
+    /// The live checks' last run: how many, when, and those failing now.
+    fn live_checks(&self) -> LiveChecks;
 }
 
 /// The handle the server puts in Leptos context.
@@ -80,3 +83,14 @@ pub trait SelfServiceData: Send + Sync + 'static {
 
 /// The self-service handle the server puts in Leptos context.
 pub type SelfServiceHandle = Arc<dyn SelfServiceData>;
+
+/// The catalog's history as the dashboard reads it.
+#[async_trait::async_trait]
+pub trait HistoryData: Send + Sync + 'static {
+    /// The latest changes of items' states, newest first, at most `limit`; when the portal
+    /// keeps no history, [`RecentChanges::unavailable`].
+    async fn recent_changes(&self, limit: usize) -> RecentChanges;
+}
+
+/// The history handle the server puts in Leptos context.
+pub type HistoryHandle = Arc<dyn HistoryData>;

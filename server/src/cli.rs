@@ -14,7 +14,7 @@ use mirante_domain::lint::Severity;
 use crate::{
     catalog,
     config::Config,
-    evidence::{self, LintSettings},
+    evidence::{self, IacSource, LintSettings},
     startup::Application,
     telemetry,
 };
@@ -119,7 +119,7 @@ pub fn run(cli: Cli) -> ExitCode {
             }
             let mut out = std::io::stdout().lock();
             let settings = LintSettings {
-                monorepo,
+                monorepo: monorepo.map_or(IacSource::None, IacSource::Dir),
                 stale_after_days: stale_days,
             };
             check_catalog(&dir, &settings, &mut out)

@@ -30,7 +30,7 @@
 //! | `worker_lease_secs`     | `MIRANTE_WORKER_LEASE_SECS`    | `60`: how long a claimed job is a worker's before another may take it |
 //! | `worker_retry_secs`     | `MIRANTE_WORKER_RETRY_SECS`    | `5`: first wait after a retryable forge error, doubled each time |
 //! | `worker_retry_max_secs` | `MIRANTE_WORKER_RETRY_MAX_SECS` | `600`: the longest wait between two attempts |
-//! | `iac_root`              | `MIRANTE_IAC_ROOT`             | unset: IaC references are not checked |
+//! | `iac_root`              | `MIRANTE_IAC_ROOT`             | unset: IaC references of a catalog read from a directory are not checked (a catalog read from git is checked at its commit) |
 //! | `attestation_max_age_days` | `MIRANTE_ATTESTATION_MAX_AGE_DAYS` | `180`                       |
 //! | `probe_interval_secs`   | `MIRANTE_PROBE_INTERVAL_SECS`  | `300` (`0` turns live checks off)    |
 //! | `probe_timeout_secs`    | `MIRANTE_PROBE_TIMEOUT_SECS`   | `10`                                 |

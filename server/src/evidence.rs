@@ -1,5 +1,9 @@
 //! The consistency lint as the server runs it: the catalog in force, today's date, the
-//! configured attestation age and, when configured, the monorepo checkout for IaC references.
+//! configured attestation age and the monorepo IaC references are checked against: the
+//! repository's tree at the catalog's own commit when the catalog is read from git, else the
+//! checkout `MIRANTE_IAC_ROOT` names, if any.
+
+pub mod git;
 
 use std::path::PathBuf;
 
@@ -9,22 +13,40 @@ use mirante_domain::{
     lint::{self, DirMonorepo, Finding, LintOptions, LiveFailure},
 };
 
-use crate::config::Config;
+use crate::{catalog::CatalogSource, config::Config};
+
+/// Where IaC references are looked up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IacSource {
+    /// Nowhere: IaC references are not checked.
+    None,
+    /// A checkout on disk (`MIRANTE_IAC_ROOT`), for a catalog read from a plain directory.
+    Dir(PathBuf),
+    /// The git repository the catalog is read from, at the snapshot's revision (its commit),
+    /// so the files checked are those of the very commit the catalog came from.
+    Git(PathBuf),
+}
 
 /// What the lint needs from the configuration.
 #[derive(Debug, Clone)]
 pub struct LintSettings {
-    /// The monorepo checkout IaC references are checked against, if any.
-    pub monorepo: Option<PathBuf>,
+    /// Where IaC references are checked.
+    pub monorepo: IacSource,
     /// Attestations older than this many days are stale.
     pub stale_after_days: u32,
 }
 
 impl LintSettings {
-    /// The settings of a configuration.
-    pub fn from_config(config: &Config) -> Self {
+    /// The settings of a configuration serving the catalog from `source`: a catalog read from
+    /// git is checked against the same repository; otherwise `MIRANTE_IAC_ROOT`, when set.
+    pub fn new(config: &Config, source: &CatalogSource) -> Self {
+        let monorepo = match (source, &config.iac_root) {
+            (CatalogSource::Git { repo, .. }, _) => IacSource::Git(repo.clone()),
+            (_, Some(root)) => IacSource::Dir(root.clone()),
+            (_, None) => IacSource::None,
+        };
         LintSettings {
-            monorepo: config.iac_root.clone(),
+            monorepo,
             stale_after_days: config.attestation_max_age_days,
         }
     }
@@ -32,8 +54,7 @@ impl LintSettings {
 
 /// Every finding on a snapshot, with the failed live checks (`live`, from the probe task's last
 /// run): errors first, then warnings, then information; in catalog order within a severity.
-/// Reads IaC files when a monorepo is configured, so call it off the async runtime for large
-/// catalogs.
+/// Reads IaC files (a checkout or a git tree), so call it off the async runtime.
 pub fn findings(
     snapshot: &Snapshot,
     settings: &LintSettings,
@@ -45,8 +66,24 @@ pub fn findings(
         stale_after_days: settings.stale_after_days,
     };
     let mut out = lint::lint(snapshot.catalog(), &options);
-    if let Some(root) = &settings.monorepo {
-        out.extend(lint::lint_iac(snapshot.catalog(), &DirMonorepo::new(root)));
+    match &settings.monorepo {
+        IacSource::None => {}
+        IacSource::Dir(root) => {
+            out.extend(lint::lint_iac(snapshot.catalog(), &DirMonorepo::new(root)));
+        }
+        IacSource::Git(repo) => {
+            let opened = match snapshot.revision.as_deref() {
+                Some(revision) => git::GitTreeMonorepo::open(repo, revision),
+                None => Err("the catalog has no revision to read the monorepo at".to_owned()),
+            };
+            out.extend(match opened {
+                Ok(tree) => lint::lint_iac(snapshot.catalog(), &tree),
+                Err(reason) => {
+                    tracing::warn!(error = %reason, "IaC references cannot be checked");
+                    lint::lint_iac(snapshot.catalog(), &git::Unavailable(reason))
+                }
+            });
+        }
     }
     out.extend(lint::lint_live(snapshot.catalog(), live));
     // Item order: the catalog's, so an item's findings stay together within a severity.

@@ -22,6 +22,12 @@ use mirante_domain::{
 };
 use serde::Deserialize;
 
+use mirante_frontend::{
+    components::{priority_key, qualifier_key, state_key},
+    i18n::{FluentValue, Lang, from_headers, t, t_args},
+    pages::roadmap::status_key,
+};
+
 use crate::state::AppState;
 
 /// How long clients and caches may keep a badge or an export.
@@ -71,6 +77,12 @@ fn respond(
 ) -> Response {
     let mut out = HeaderMap::new();
     out.insert(header::CACHE_CONTROL, cache_control(state));
+    // The Markdown and the graph are written in the reader's language (cookie, then
+    // Accept-Language).
+    out.insert(
+        header::VARY,
+        HeaderValue::from_static("Accept-Language, Cookie"),
+    );
     if let Some(tag) = &tag {
         if let Ok(v) = HeaderValue::from_str(tag) {
             out.insert(header::ETAG, v);
@@ -106,41 +118,67 @@ fn blockers(list: &[Blocker]) -> Vec<&str> {
     list.iter().map(|b| b.id.as_str()).collect()
 }
 
-/// The roadmap as Markdown: phases with progress and items, pending tasks, progress per site
-/// and layer.
-pub fn render_markdown(snapshot: &Snapshot, base_url: &str) -> String {
+/// The roadmap as Markdown in `lang`: phases with progress and items, pending tasks, progress
+/// per site and layer. Ids and links stay as they are; labels are the UI's.
+pub fn render_markdown(snapshot: &Snapshot, base_url: &str, lang: Lang) -> String {
+    // Fluent's Unicode isolation marks help browsers lay out mixed-direction text; in a
+    // Markdown file they are stray characters.
+    let t_args = |lang, key: &str, args: &[(&'static str, FluentValue<'static>)]| {
+        t_args(lang, key, args).replace(['\u{2068}', '\u{2069}'], "")
+    };
     let r = Roadmap::of(snapshot);
     let c = snapshot.catalog();
     let mut s = String::new();
-    let share = |v: u32, d: u32, w: u32| {
-        let total = v + d + w;
-        format!(
-            "{}% validated ({v} validated, {d} declared, {w} desired of {total})",
-            percent(v, total)
+    let tr = |key: &str| t(lang, key);
+    let share = |k: mirante_domain::StateCounts| {
+        let total = k.validated + k.declared + k.desired;
+        t_args(
+            lang,
+            "roadmap-share",
+            &[
+                ("pct", percent(k.validated, total).into()),
+                ("validated", k.validated.into()),
+                ("declared", k.declared.into()),
+                ("desired", k.desired.into()),
+                ("total", total.into()),
+            ],
         )
     };
+    let hash = &snapshot.hash[..snapshot.hash.len().min(8)];
+    let catalog = match snapshot.revision.as_deref() {
+        Some(rev) => t_args(
+            lang,
+            "md-catalog-at",
+            &[
+                ("hash", hash.to_owned().into()),
+                ("revision", md(rev).into()),
+            ],
+        ),
+        None => t_args(lang, "md-catalog", &[("hash", hash.to_owned().into())]),
+    };
     // Writing to a String cannot fail.
-    let _ = writeln!(s, "# Roadmap — {}\n", md(&c.platform.name));
     let _ = writeln!(
         s,
-        "Catalog {}{}. Status: **done** = validated; **ready** = every dependency validated; \
-         **blocked** = waits for something not done.\n",
-        &snapshot.hash[..snapshot.hash.len().min(8)],
-        snapshot
-            .revision
-            .as_deref()
-            .map(|rev| format!(" at revision {}", md(rev)))
-            .unwrap_or_default()
+        "# {}\n",
+        t_args(
+            lang,
+            "md-title",
+            &[("platform", md(&c.platform.name).into())]
+        )
     );
-    let t = r.progress.totals;
+    let _ = writeln!(s, "{catalog} {}\n", tr("md-legend"));
     let _ = writeln!(
         s,
-        "Overall: {}\n",
-        share(t.validated, t.declared, t.desired)
+        "{}\n",
+        t_args(
+            lang,
+            "md-overall",
+            &[("share", share(r.progress.totals).into())]
+        )
     );
     for ph in &r.phases {
         let name = if ph.id.is_empty() {
-            "Not planned in a phase".to_owned()
+            tr("roadmap-unphased")
         } else {
             md(&ph.name)
         };
@@ -148,22 +186,26 @@ pub fn render_markdown(snapshot: &Snapshot, base_url: &str) -> String {
         if !ph.description.is_empty() {
             let _ = writeln!(s, "{}\n", md(&ph.description));
         }
-        let k = ph.counts;
-        let _ = writeln!(s, "{}\n", share(k.validated, k.declared, k.desired));
+        let _ = writeln!(s, "{}\n", share(ph.counts));
         let _ = writeln!(
             s,
-            "| status | item | state | blocked by |\n|---|---|---|---|"
+            "| {} | {} | {} | {} |\n|---|---|---|---|",
+            tr("md-col-status"),
+            tr("md-col-item"),
+            tr("md-col-state"),
+            tr("md-col-blocked-by"),
         );
         for id in &ph.items {
             let Some(it) = r.item(id) else { continue };
+            let state = tr(state_key(it.state)).to_lowercase();
             let state = match it.qualifier {
-                Some(q) => format!("{} ({})", it.state.as_str(), q.as_str()),
-                None => it.state.as_str().to_owned(),
+                Some(q) => format!("{state} ({})", tr(qualifier_key(q))),
+                None => state,
             };
             let _ = writeln!(
                 s,
                 "| {} | [{}]({base_url}/items/{}) | {state} | {} |",
-                it.status.as_str(),
+                tr(status_key(it.status)),
                 md(&it.name),
                 it.id,
                 md(&blockers(&it.blocked_by).join(", "))
@@ -173,59 +215,59 @@ pub fn render_markdown(snapshot: &Snapshot, base_url: &str) -> String {
     }
     let _ = writeln!(
         s,
-        "## Pending tasks\n\n| priority | task | sites | status | blocked by |\n|---|---|---|---|---|"
+        "## {}\n\n| {} | {} | {} | {} | {} |\n|---|---|---|---|---|",
+        tr("roadmap-tasks"),
+        tr("md-col-priority"),
+        tr("md-col-task"),
+        tr("md-col-sites"),
+        tr("md-col-status"),
+        tr("md-col-blocked-by"),
     );
     for task in &r.tasks {
         let _ = writeln!(
             s,
             "| {} | {} | {} | {} | {} |",
-            task.priority.map_or("", priority_name),
+            task.priority
+                .map(|p| tr(priority_key(p)))
+                .unwrap_or_default(),
             md(&task.title),
             md(&task.sites.join(", ")),
-            task.status.as_str(),
+            tr(status_key(task.status)),
             md(&blockers(&task.blocked_by).join(", "))
         );
     }
     for (title, rows) in [
-        ("Progress by site", &r.progress.sites),
-        ("Progress by layer", &r.progress.layers),
+        ("roadmap-progress-sites", &r.progress.sites),
+        ("roadmap-progress-layers", &r.progress.layers),
     ] {
-        let _ = writeln!(s, "\n## {title}\n\n| | progress |\n|---|---|");
+        let _ = writeln!(
+            s,
+            "\n## {}\n\n| | {} |\n|---|---|",
+            tr(title),
+            tr("md-col-progress")
+        );
         for p in rows {
             let name = if p.id.is_empty() {
-                "platform-wide".to_owned()
+                tr("matrix-platform-wide").to_lowercase()
             } else {
                 md(&p.name)
             };
-            let k = p.counts;
-            let _ = writeln!(
-                s,
-                "| {name} | {} |",
-                share(k.validated, k.declared, k.desired)
-            );
+            let _ = writeln!(s, "| {name} | {} |", share(p.counts));
         }
     }
     s
 }
 
-fn priority_name(p: mirante_domain::Priority) -> &'static str {
-    match p {
-        mirante_domain::Priority::Critical => "critical",
-        mirante_domain::Priority::Mvp => "mvp",
-        mirante_domain::Priority::Later => "later",
-        mirante_domain::Priority::Normal => "normal",
-    }
-}
-
 async fn markdown(State(state): State<AppState>, headers: HeaderMap) -> Response {
     let snapshot = state.catalog.snapshot();
-    let body = render_markdown(&snapshot, &state.config.public_url());
+    let lang = from_headers(&headers);
+    let body = render_markdown(&snapshot, &state.config.public_url(), lang);
     respond(
         &state,
         &headers,
         StatusCode::OK,
         "text/markdown; charset=utf-8",
-        Some(etag(&snapshot, "")),
+        Some(etag(&snapshot, &format!("-{}", lang.tag()))),
         body,
         Some("inline; filename=\"roadmap.md\""),
     )
@@ -313,18 +355,20 @@ async fn graph_svg(
     }
     let roadmap = Roadmap::of(&snapshot);
     let graph = layered_graph(&snapshot, &roadmap, target.map(|i| i.id.as_str()));
-    let title = match target {
-        Some(i) => format!("Dependency graph, critical path to {}", i.name),
-        None => "Dependency graph".to_owned(),
-    };
-    let suffix = target.map(|i| format!("-{}", i.id)).unwrap_or_default();
+    let lang = from_headers(&headers);
+    let title = mirante_frontend::graph::title(lang, target.map(|i| i.name.as_str()));
+    let suffix = format!(
+        "{}-{}",
+        target.map(|i| format!("-{}", i.id)).unwrap_or_default(),
+        lang.tag()
+    );
     respond(
         &state,
         &headers,
         StatusCode::OK,
         "image/svg+xml",
         Some(etag(&snapshot, &suffix)),
-        mirante_frontend::graph::render(&graph, &title),
+        mirante_frontend::graph::render(&graph, &title, lang),
         None,
     )
 }

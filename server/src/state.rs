@@ -11,7 +11,10 @@ use mirante_domain::{
     history::{CatalogHistory, NoHistory},
     lint::Finding,
 };
-use mirante_frontend::ssr::PortalData;
+use mirante_frontend::{
+    api::dashboard::{FailingCheck, LiveChecks},
+    ssr::PortalData,
+};
 
 use crate::{
     auth::Auth,
@@ -19,7 +22,7 @@ use crate::{
     config::Config,
     db::Db,
     evidence::{self, LintSettings},
-    probes::ProbeBoard,
+    probes::{CheckKind, ProbeBoard},
     selfservice::{service::SelfService, worker::Worker},
 };
 
@@ -52,7 +55,7 @@ impl AppState {
     pub fn portal(&self) -> PortalHandle {
         Arc::new(Portal {
             catalog: Arc::clone(&self.catalog),
-            lint: LintSettings::from_config(&self.config),
+            lint: LintSettings::new(&self.config, self.catalog.source()),
             probes: Arc::clone(&self.probes),
         })
     }
@@ -81,5 +84,31 @@ impl PortalData for Portal {
 
     fn history(&self) -> Result<Arc<CatalogHistory>, NoHistory> {
         self.catalog.history().get()
+    }
+
+    fn live_checks(&self) -> LiveChecks {
+        let snapshot = self.catalog.snapshot();
+        let results = self.probes.results();
+        LiveChecks {
+            total: results.len(),
+            last_run: self.probes.last_run().map(|t| t.to_rfc3339()),
+            failing: results
+                .iter()
+                .filter(|r| !r.ok)
+                .map(|r| FailingCheck {
+                    item: r.item.clone(),
+                    name: snapshot
+                        .item(&r.item)
+                        .map_or_else(|| r.item.clone(), |i| i.name.clone()),
+                    kind: match r.kind {
+                        CheckKind::Probe => "probe",
+                        CheckKind::Argocd => "argocd",
+                    }
+                    .to_owned(),
+                    target: r.target.clone(),
+                    reason: r.reason.clone().unwrap_or_default(),
+                })
+                .collect(),
+        }
     }
 }

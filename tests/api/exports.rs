@@ -48,7 +48,7 @@ on_both_databases! {
         let body = response.text().await.unwrap();
         assert!(body.starts_with("# Roadmap — Test platform\n"), "{body}");
         assert!(body.contains(&format!(
-            "| blocked | [GPU workspaces]({}/items/gpu-workspace) | desired (in_progress) | storage-replication, hypervisor-south |",
+            "| blocked | [GPU workspaces]({}/items/gpu-workspace) | desired (in progress) | storage-replication, hypervisor-south |",
             app.address
         )), "{body}");
         assert!(body.contains("| critical | Set up replication between the two sites |  | blocked | hypervisor-south |"), "{body}");

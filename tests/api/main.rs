@@ -18,6 +18,7 @@ mod history;
 mod items;
 mod middleware;
 mod openapi;
+mod pages;
 mod probes;
 mod reference;
 mod requests;

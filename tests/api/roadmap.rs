@@ -159,4 +159,54 @@ on_both_databases! {
         assert_eq!(bearer_get(&app, Some(&researcher), "/api/v1/roadmap").await, 200);
         assert_eq!(bearer_get(&app, None, "/api/v1/roadmap").await, 401);
     }
+
+    async fn findings_on_the_demo_check_iac_references_at_the_catalogs_own_commit(backend: Backend) {
+        // The demo catalog is read from the local monorepo's git; a checkout named by
+        // MIRANTE_IAC_ROOT (empty here) is not what its references are checked against.
+        let empty = tempfile::TempDir::new().unwrap();
+        let root = empty.path().to_owned();
+        let app = spawn_configured(backend, CatalogSetup::Embedded, move |config, _| {
+            config.iac_root = Some(root);
+        })
+        .await;
+
+        let body = app.get_json("/api/v1/findings", 200).await;
+
+        let of = |item: &str| -> Vec<(String, Value)> {
+            body["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|f| f["item"] == item)
+                .map(|f| (f["code"].as_str().unwrap().to_owned(), f["args"].clone()))
+                .collect()
+        };
+        // Both references resolve in the demo monorepo, so no IaC error anywhere...
+        let iac_errors: Vec<&Value> = body["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["code"].as_str().unwrap().starts_with("iac-"))
+            .collect();
+        assert!(iac_errors.is_empty(), "{iac_errors:?}");
+        // ...and what the architecture says is only declared is reported as such: traefik-sp
+        // has `ha: true` in its Pulumi config but no real HA, the SP NVMe pool is partial.
+        assert_eq!(
+            of("traefik-sp-ha"),
+            [(
+                "declared-not-real".to_owned(),
+                json!({"path": "pulumi/proxmox/Pulumi.sp.yaml", "key": "traefik-sp.ha"})
+            )]
+        );
+        assert_eq!(
+            of("linstor-sp-nvme"),
+            [(
+                "declared-not-real".to_owned(),
+                json!({
+                    "path": "ansible/inventories/sp/group_vars/linstor.yml",
+                    "key": "linstor_pools.nvme-pool"
+                })
+            )]
+        );
+    }
 }

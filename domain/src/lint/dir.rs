@@ -24,7 +24,7 @@ impl DirMonorepo {
 }
 
 /// Whether a reference stays inside the repository: relative, no `..`, not empty.
-fn is_inside(path: &str) -> bool {
+pub fn is_inside(path: &str) -> bool {
     let p = Path::new(path);
     !path.is_empty()
         && p.components()
@@ -58,30 +58,48 @@ impl Monorepo for DirMonorepo {
         let Some(key) = key else {
             return Lookup::Found;
         };
-        let text = match read_limited(&full) {
-            Ok(t) => t,
-            Err(e) => return Lookup::Unreadable(e),
-        };
-        let ext = full
-            .extension()
-            .and_then(|e| e.to_str())
-            .unwrap_or("")
-            .to_ascii_lowercase();
-        let parsed: Result<Value, String> = match ext.as_str() {
-            "yaml" | "yml" => serde_saphyr::from_str::<Value>(&text).map_err(one_line),
-            "json" => serde_json::from_str::<Value>(&text).map_err(one_line),
-            "toml" => toml::from_str::<Value>(&text).map_err(one_line),
-            _ => Err("keys can be looked up in YAML, JSON and TOML files only".to_owned()),
-        };
-        match parsed {
-            Ok(doc) if has_key(&doc, key) => Lookup::Found,
-            Ok(_) => Lookup::MissingKey,
+        match read_limited(&full) {
+            // The format is that of the file the path leads to.
+            Ok(bytes) => lookup_key(&full.to_string_lossy(), bytes, key),
             Err(e) => Lookup::Unreadable(e),
         }
     }
 }
 
-fn read_limited(path: &Path) -> Result<String, String> {
+/// Whether the file `path` (its extension says the format: YAML, JSON or TOML) with contents
+/// `bytes` holds the dotted `key`. Shared by every [`Monorepo`] that reads files, wherever the
+/// bytes come from (a checkout, a git tree).
+pub fn lookup_key(path: &str, bytes: Vec<u8>, key: &str) -> Lookup {
+    if bytes.len() as u64 > MAX_IAC_FILE_BYTES {
+        return Lookup::Unreadable(format!(
+            "larger than {} MiB",
+            MAX_IAC_FILE_BYTES / 1024 / 1024
+        ));
+    }
+    let Ok(text) = String::from_utf8(bytes) else {
+        return Lookup::Unreadable("not UTF-8 text".to_owned());
+    };
+    let ext = Path::new(path)
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let parsed: Result<Value, String> = match ext.as_str() {
+        "yaml" | "yml" => serde_saphyr::from_str::<Value>(&text).map_err(one_line),
+        "json" => serde_json::from_str::<Value>(&text).map_err(one_line),
+        "toml" => toml::from_str::<Value>(&text).map_err(one_line),
+        _ => Err("keys can be looked up in YAML, JSON and TOML files only".to_owned()),
+    };
+    match parsed {
+        Ok(doc) if has_key(&doc, key) => Lookup::Found,
+        Ok(_) => Lookup::MissingKey,
+        Err(e) => Lookup::Unreadable(e),
+    }
+}
+
+/// The file's bytes, reading at most one byte more than [`MAX_IAC_FILE_BYTES`] so that
+/// [`lookup_key`] can refuse a larger file without reading it whole.
+fn read_limited(path: &Path) -> Result<Vec<u8>, String> {
     let file = fs::File::open(path).map_err(one_line)?;
     let meta = file.metadata().map_err(one_line)?;
     if !meta.is_file() {
@@ -91,11 +109,5 @@ fn read_limited(path: &Path) -> Result<String, String> {
     file.take(MAX_IAC_FILE_BYTES + 1)
         .read_to_end(&mut buf)
         .map_err(one_line)?;
-    if buf.len() as u64 > MAX_IAC_FILE_BYTES {
-        return Err(format!(
-            "larger than {} MiB",
-            MAX_IAC_FILE_BYTES / 1024 / 1024
-        ));
-    }
-    String::from_utf8(buf).map_err(|_| "not UTF-8 text".to_owned())
+    Ok(buf)
 }

@@ -200,6 +200,7 @@ status-done = done
 status-ready = ready
 status-blocked = blocked
 roadmap-graph-title = Dependency graph
+graph-svg-title-to = Dependency graph, critical path to { $name }
 roadmap-graph-lead = Items that depend on others, layered left to right: each column waits for the columns on its left. Click a node to open its item.
 roadmap-graph-to = Critical path to
 roadmap-graph-none = (none)
@@ -349,3 +350,53 @@ req-values = Values
 ## Live evidence checks (probes and Argo CD)
 finding-probe-failing = Probe of { $url } fails: { $reason }
 finding-argocd-unhealthy = Argo CD application { $app }: { $reason }
+
+## Home dashboard (admins)
+dash-title = Needs attention
+dash-findings = Lint findings
+dash-findings-link = All findings →
+dash-checks = Live checks failing now
+dash-checks-summary = { $failing } of { $total } checks failing · last run { $when }
+dash-checks-never = The live checks have not run yet.
+dash-checks-none = The catalog has no live checks (probes or Argo CD applications).
+dash-checks-link = Findings from the live checks →
+dash-check-probe = probe
+dash-check-argocd = Argo CD
+dash-tasks = Pending tasks
+dash-tasks-summary = { $count ->
+    [one] One pending task
+   *[other] { $count } pending tasks
+}, most urgent first
+dash-tasks-by-priority = By priority
+dash-tasks-by-site = By site
+dash-tasks-platform-wide = platform-wide
+dash-tasks-link = Roadmap →
+priority-none = no priority
+dash-approvals = Requests awaiting approval
+dash-approvals-summary = { $count ->
+    [0] No request awaits a decision.
+    [one] One request awaits a decision.
+   *[other] { $count } requests await a decision.
+}
+dash-approvals-by = { $template } by { $author }
+dash-approvals-link = Requests awaiting approval →
+dash-changes = Recent state changes
+dash-changes-unavailable = History not available: the portal does not keep the catalog's history yet.
+dash-changes-none = No state changes recorded.
+dash-change-new = new
+dash-changes-link = Roadmap →
+
+## The roadmap as Markdown (/roadmap.md)
+md-title = Roadmap — { $platform }
+md-catalog = Catalog { $hash }.
+md-catalog-at = Catalog { $hash } at revision { $revision }.
+md-legend = Status: **done** = validated; **ready** = every dependency validated; **blocked** = waits for something not done.
+md-overall = Overall: { $share }
+md-col-status = status
+md-col-item = item
+md-col-state = state
+md-col-blocked-by = blocked by
+md-col-priority = priority
+md-col-task = task
+md-col-sites = sites
+md-col-progress = progress

@@ -200,6 +200,7 @@ status-done = feito
 status-ready = pronto
 status-blocked = bloqueado
 roadmap-graph-title = Grafo de dependências
+graph-svg-title-to = Grafo de dependências, caminho crítico até { $name }
 roadmap-graph-lead = Itens que dependem de outros, em colunas da esquerda para a direita: cada coluna espera pelas colunas à sua esquerda. Clique num nó para abrir o item.
 roadmap-graph-to = Caminho crítico até
 roadmap-graph-none = (nenhum)
@@ -349,3 +350,53 @@ req-values = Valores
 ## Live evidence checks (probes and Argo CD)
 finding-probe-failing = A sonda de { $url } falha: { $reason }
 finding-argocd-unhealthy = Aplicação { $app } do Argo CD: { $reason }
+
+## Painel inicial (administradores)
+dash-title = Requer atenção
+dash-findings = Achados do lint
+dash-findings-link = Todos os achados →
+dash-checks = Verificações ao vivo falhando agora
+dash-checks-summary = { $failing } de { $total } verificações falhando · última execução { $when }
+dash-checks-never = As verificações ao vivo ainda não rodaram.
+dash-checks-none = O catálogo não tem verificações ao vivo (sondas ou aplicações do Argo CD).
+dash-checks-link = Achados das verificações ao vivo →
+dash-check-probe = sonda
+dash-check-argocd = Argo CD
+dash-tasks = Tarefas pendentes
+dash-tasks-summary = { $count ->
+    [one] Uma tarefa pendente
+   *[other] { $count } tarefas pendentes
+}, as mais urgentes primeiro
+dash-tasks-by-priority = Por prioridade
+dash-tasks-by-site = Por site
+dash-tasks-platform-wide = toda a plataforma
+dash-tasks-link = Roadmap →
+priority-none = sem prioridade
+dash-approvals = Pedidos aguardando aprovação
+dash-approvals-summary = { $count ->
+    [0] Nenhum pedido aguarda decisão.
+    [one] Um pedido aguarda decisão.
+   *[other] { $count } pedidos aguardam decisão.
+}
+dash-approvals-by = { $template } por { $author }
+dash-approvals-link = Pedidos aguardando aprovação →
+dash-changes = Mudanças de estado recentes
+dash-changes-unavailable = Histórico indisponível: o portal ainda não guarda o histórico do catálogo.
+dash-changes-none = Nenhuma mudança de estado registrada.
+dash-change-new = novo
+dash-changes-link = Roadmap →
+
+## O roadmap em Markdown (/roadmap.md)
+md-title = Roadmap — { $platform }
+md-catalog = Catálogo { $hash }.
+md-catalog-at = Catálogo { $hash } na revisão { $revision }.
+md-legend = Situação: **feito** = validado; **pronto** = todas as dependências validadas; **bloqueado** = espera algo que não foi feito.
+md-overall = Geral: { $share }
+md-col-status = situação
+md-col-item = item
+md-col-state = estado
+md-col-blocked-by = bloqueado por
+md-col-priority = prioridade
+md-col-task = tarefa
+md-col-sites = sites
+md-col-progress = progresso

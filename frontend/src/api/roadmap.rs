@@ -69,10 +69,11 @@ pub async fn get_roadmap_graph(to: String) -> Result<GraphPage, ServerFnError> {
     let to = Some(to.trim()).filter(|t| !t.is_empty());
     let target = to.and_then(|t| snap.item(t));
     let graph = layered_graph(&snap, &roadmap, target.map(|i| i.id.as_str()));
-    let title = match target {
-        Some(i) => format!("Dependency graph, critical path to {}", i.name),
-        None => "Dependency graph".to_owned(),
-    };
+    // The drawing's own text is in the reader's language.
+    let lang = use_context::<http::request::Parts>().map_or(crate::i18n::Lang::En, |p| {
+        crate::i18n::from_headers(&p.headers)
+    });
+    let title = crate::graph::title(lang, target.map(|i| i.name.as_str()));
     let path = target
         .and_then(|i| critical_path(&snap, &i.id))
         .unwrap_or_default()
@@ -81,7 +82,7 @@ pub async fn get_roadmap_graph(to: String) -> Result<GraphPage, ServerFnError> {
         .map(ItemRef::from)
         .collect();
     Ok(GraphPage {
-        svg: crate::graph::render(&graph, &title),
+        svg: crate::graph::render(&graph, &title, lang),
         to: target.map(ItemRef::from),
         path,
         unknown: to.is_some() && target.is_none(),

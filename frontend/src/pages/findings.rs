@@ -14,7 +14,7 @@ use crate::{
     i18n::{Lang, t, t_args, use_i18n},
 };
 
-fn severity_key(s: Severity) -> &'static str {
+pub(crate) fn severity_key(s: Severity) -> &'static str {
     match s {
         Severity::Error => "severity-error",
         Severity::Warning => "severity-warning",
@@ -23,7 +23,7 @@ fn severity_key(s: Severity) -> &'static str {
 }
 
 /// Label of one finding's severity.
-fn severity_one_key(s: Severity) -> &'static str {
+pub(crate) fn severity_one_key(s: Severity) -> &'static str {
     match s {
         Severity::Error => "severity-one-error",
         Severity::Warning => "severity-one-warning",
@@ -32,7 +32,7 @@ fn severity_one_key(s: Severity) -> &'static str {
 }
 
 /// Names of the values a finding's message may use; Fluent takes them as `'static` keys.
-const ARG_NAMES: [&str; 10] = [
+const ARG_NAMES: [&str; 12] = [
     "by",
     "date",
     "age",
@@ -43,10 +43,12 @@ const ARG_NAMES: [&str; 10] = [
     "dependency",
     "state",
     "error",
+    "reason",
+    "app",
 ];
 
 /// The finding's message in the reader's language, from its code and values.
-fn message(lang: Lang, f: &Finding) -> String {
+pub(crate) fn message(lang: Lang, f: &Finding) -> String {
     let args: Vec<(&'static str, FluentValue<'static>)> = ARG_NAMES
         .iter()
         .map(|&k| {

@@ -1,6 +1,7 @@
 //! One module per page.
 
 pub mod catalog;
+pub mod dashboard;
 pub mod decisions;
 pub mod findings;
 pub mod history;

@@ -1,4 +1,5 @@
-//! The overview: layers × sites, counts per state, and the legend.
+//! The home page: the overview (layers × sites, counts per state, the legend), with the
+//! dashboard above it for admins.
 
 use leptos::prelude::*;
 use leptos_meta::Title;
@@ -8,6 +9,7 @@ use crate::{
     api::get_overview,
     components::{Legend, LoadError, Loading, state_key},
     i18n::{t, use_i18n},
+    pages::dashboard::Dashboard,
 };
 
 /// Counts of one cell, as three coloured numbers linking to the filtered list.
@@ -73,6 +75,7 @@ pub fn OverviewView() -> impl IntoView {
                                 <h1>{page.platform.clone()}</h1>
                                 <p class="lead">{page.description.clone()}</p>
                             </section>
+                            <Dashboard/>
                             <section class="totals" aria-label=i18n.tr("totals-label")>
                                 {State::ALL
                                     .into_iter()

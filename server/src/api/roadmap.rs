@@ -143,7 +143,7 @@ pub async fn list_findings(
         "one of: error, warning, info",
     )?;
     let snapshot = catalog.current().snapshot.clone();
-    let settings = LintSettings::from_config(&config);
+    let settings = LintSettings::new(&config, catalog.source());
     let live = probes.failures();
     // IaC references may be read from disk.
     let all = tokio::task::spawn_blocking(move || {

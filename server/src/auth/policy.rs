@@ -132,6 +132,9 @@ pub const ROUTES: &[(Methods, &str, Access)] = &[
     (Methods::ReadOrPost, "/_fn/roadmap_graph", Access::Catalog),
     (Methods::ReadOrPost, "/_fn/burnup", Access::Catalog),
     (Methods::ReadOrPost, "/_fn/findings", Access::Admin),
+    // The home page's dashboard (admins; others see the overview alone, and the server
+    // function answers them nothing when rendering in-process).
+    (Methods::ReadOrPost, "/_fn/dashboard", Access::Admin),
     // The web UI's pages.
     (Methods::Read, "/", Access::Catalog),
     (Methods::Read, "/catalog", Access::Catalog),

@@ -29,8 +29,36 @@ use anyhow::Context;
 use self::forge::{FileChange, Forge, ForgeKind, local::LocalForge};
 use crate::{config::Config, db::Db};
 
+/// Infrastructure-as-code files of the demo monorepo (`demo-monorepo/` in the source tree),
+/// built in like the catalog: what the demo catalog's `iac:` references point at.
+static DEMO_IAC: include_dir::Dir<'static> =
+    include_dir::include_dir!("$CARGO_MANIFEST_DIR/../demo-monorepo");
+
+/// The demo monorepo's IaC files as (path in the monorepo, contents), sorted by path; the
+/// folder's own README stays out.
+pub fn demo_iac_files() -> Vec<FileChange> {
+    fn walk(dir: &include_dir::Dir<'static>, out: &mut Vec<FileChange>) {
+        for file in dir.files() {
+            let path = file.path().to_string_lossy().replace('\\', "/");
+            if path != "README.md" {
+                out.push(FileChange {
+                    path,
+                    content: String::from_utf8_lossy(file.contents()).into_owned(),
+                });
+            }
+        }
+        for sub in dir.dirs() {
+            walk(sub, out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(&DEMO_IAC, &mut out);
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out
+}
+
 /// The files of the monorepo the portal creates on first start: the demo catalog under
-/// `catalog/` and a README.
+/// `catalog/`, the IaC files its references point at, and a README.
 pub fn demo_monorepo() -> Vec<FileChange> {
     let mut files = vec![FileChange {
         path: "README.md".to_owned(),
@@ -46,6 +74,7 @@ pub fn demo_monorepo() -> Vec<FileChange> {
                 content: String::from_utf8_lossy(&bytes).into_owned(),
             }),
     );
+    files.extend(demo_iac_files());
     files
 }
 

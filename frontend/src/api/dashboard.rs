@@ -1,0 +1,345 @@
+//! The admins' home dashboard: what needs attention now, each part a summary of a full page.
+
+use leptos::prelude::*;
+use mirante_domain::{
+    Priority, State,
+    lint::{Finding, Severity},
+};
+use serde::{Deserialize, Serialize};
+
+use super::selfservice::RequestRow;
+
+/// Most findings, failing checks, tasks, requests and changes the dashboard lists; the
+/// counts cover all of them and each part links to its full page.
+pub const DASHBOARD_LIMIT: usize = 5;
+
+/// What the dashboard shows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DashboardPage {
+    /// The lint's findings: counts per severity and the most serious few.
+    pub findings: FindingsSummary,
+    /// The live checks' last run and those failing now.
+    pub checks: LiveChecks,
+    /// Pending tasks by priority and site, the most urgent few.
+    pub tasks: TasksSummary,
+    /// Requests awaiting an admin's decision, newest first (at most [`DASHBOARD_LIMIT`]).
+    pub approvals: Vec<RequestRow>,
+    /// How many requests await a decision in all.
+    pub approvals_total: usize,
+    /// The latest changes of items' states.
+    pub changes: RecentChanges,
+}
+
+/// The findings part of the dashboard.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FindingsSummary {
+    /// How many findings of each severity, most serious first.
+    pub counts: Vec<(Severity, usize)>,
+    /// The first findings, errors first.
+    pub top: Vec<Finding>,
+    /// Names of the items the top findings name, by id.
+    pub names: Vec<(String, String)>,
+}
+
+/// The live checks (probes, Argo CD applications) as their last run left them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LiveChecks {
+    /// How many checks the last run made.
+    pub total: usize,
+    /// When it finished (RFC 3339, UTC); `None` before the first run.
+    pub last_run: Option<String>,
+    /// The checks that failed, in catalog order.
+    pub failing: Vec<FailingCheck>,
+}
+
+/// A live check that failed on its last run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailingCheck {
+    /// The item whose evidence it is.
+    pub item: String,
+    /// The item's name.
+    pub name: String,
+    /// `probe` or `argocd`.
+    pub kind: String,
+    /// The probed URL, or the Argo CD application's name.
+    pub target: String,
+    /// Why it failed, in one line.
+    pub reason: String,
+}
+
+/// The pending tasks part of the dashboard.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TasksSummary {
+    /// How many tasks in all.
+    pub total: usize,
+    /// How many per priority, most urgent first; `None` counts tasks without one.
+    pub by_priority: Vec<(Option<Priority>, usize)>,
+    /// How many per site (id, name, count), in catalog order; tasks for no site in particular
+    /// are counted in `platform_wide`.
+    pub by_site: Vec<(String, String, usize)>,
+    /// Tasks that name no site.
+    pub platform_wide: usize,
+    /// The most urgent tasks (critical, then MVP, then the rest), catalog order within.
+    pub top: Vec<TaskRow>,
+}
+
+/// One task on the dashboard.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskRow {
+    /// Task id.
+    pub id: String,
+    /// What is to be done.
+    pub title: String,
+    /// How urgent.
+    pub priority: Option<Priority>,
+    /// Its layer's id, for the link.
+    pub layer: String,
+    /// Its layer's label.
+    pub layer_label: String,
+    /// Names of the sites it concerns.
+    pub sites: Vec<String>,
+}
+
+/// The latest changes of items' states, from the catalog's history.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecentChanges {
+    /// Whether the portal keeps a history of the catalog; when not, the dashboard says so
+    /// instead of showing an empty list as if nothing had changed.
+    pub available: bool,
+    /// Changes, newest first.
+    pub changes: Vec<StateChange>,
+}
+
+impl RecentChanges {
+    /// No history to read.
+    pub fn unavailable() -> Self {
+        RecentChanges::default()
+    }
+}
+
+/// One item changing state in the catalog's history.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StateChange {
+    /// The item.
+    pub item: String,
+    /// Its name.
+    pub name: String,
+    /// Its state before; `None` when the change added the item.
+    pub from: Option<State>,
+    /// Its state after.
+    pub to: State,
+    /// When (RFC 3339 or an ISO date).
+    pub at: String,
+    /// The revision (commit) that made the change, when known.
+    pub revision: Option<String>,
+}
+
+/// Priorities in the order the dashboard lists them, most urgent first; `None` last.
+pub const PRIORITY_ORDER: [Option<Priority>; 5] = [
+    Some(Priority::Critical),
+    Some(Priority::Mvp),
+    Some(Priority::Later),
+    Some(Priority::Normal),
+    None,
+];
+
+/// Position of a priority in [`PRIORITY_ORDER`].
+pub fn priority_rank(p: Option<Priority>) -> usize {
+    PRIORITY_ORDER
+        .iter()
+        .position(|x| *x == p)
+        .unwrap_or(PRIORITY_ORDER.len())
+}
+
+/// The pending tasks of a catalog, summarised.
+pub fn tasks_summary(snap: &mirante_domain::Snapshot, limit: usize) -> TasksSummary {
+    let c = snap.catalog();
+    let by_priority = PRIORITY_ORDER
+        .iter()
+        .map(|p| (*p, c.tasks.iter().filter(|t| t.priority == *p).count()))
+        .filter(|(_, n)| *n > 0)
+        .collect();
+    let by_site = c
+        .sites
+        .iter()
+        .map(|s| {
+            let n = c.tasks.iter().filter(|t| t.sites.contains(&s.id)).count();
+            (s.id.clone(), s.name.clone(), n)
+        })
+        .collect();
+    let mut ordered: Vec<&mirante_domain::Task> = c.tasks.iter().collect();
+    // Stable: catalog order within a priority.
+    ordered.sort_by_key(|t| priority_rank(t.priority));
+    let top = ordered
+        .into_iter()
+        .take(limit)
+        .map(|t| TaskRow {
+            id: t.id.clone(),
+            title: t.title.clone(),
+            priority: t.priority,
+            layer: t.layer.clone(),
+            layer_label: snap
+                .layer(&t.layer)
+                .map(|l| mirante_domain::layer_label(&l.number, &l.name))
+                .unwrap_or_else(|| t.layer.clone()),
+            sites: t
+                .sites
+                .iter()
+                .map(|s| snap.site(s).map_or_else(|| s.clone(), |x| x.name.clone()))
+                .collect(),
+        })
+        .collect();
+    TasksSummary {
+        total: c.tasks.len(),
+        by_priority,
+        by_site,
+        platform_wide: c.tasks.iter().filter(|t| t.sites.is_empty()).count(),
+        top,
+    }
+}
+
+/// The findings summarised: counts of all, the first `limit` (they come errors first).
+pub fn findings_summary(
+    snap: &mirante_domain::Snapshot,
+    findings: &[Finding],
+    limit: usize,
+) -> FindingsSummary {
+    let top: Vec<Finding> = findings.iter().take(limit).cloned().collect();
+    let mut names: Vec<(String, String)> = Vec::new();
+    for f in &top {
+        if !names.iter().any(|(id, _)| *id == f.item)
+            && let Some(i) = snap.item(&f.item)
+        {
+            names.push((i.id.clone(), i.name.clone()));
+        }
+    }
+    FindingsSummary {
+        counts: Severity::ALL
+            .into_iter()
+            .map(|s| (s, findings.iter().filter(|f| f.severity == s).count()))
+            .collect(),
+        top,
+        names,
+    }
+}
+
+/// The dashboard's data; `None` for readers who do not get the dashboard (everyone but
+/// admins), who see the overview alone.
+#[server(prefix = "/_fn", endpoint = "dashboard")]
+pub async fn get_dashboard() -> Result<Option<DashboardPage>, ServerFnError> {
+    use mirante_domain::request::RequestState;
+
+    // Server rendering calls this in-process, where the route table is not consulted: the
+    // viewer's role is checked here as well.
+    let Some(parts) = use_context::<http::request::Parts>() else {
+        return Ok(None);
+    };
+    let Some(viewer) = parts.extensions.get::<mirante_domain::Viewer>().cloned() else {
+        return Ok(None);
+    };
+    if !viewer.sees_dashboard() {
+        return Ok(None);
+    }
+    let portal = use_context::<crate::ssr::PortalHandle>()
+        .ok_or_else(|| ServerFnError::new("portal data is not available"))?;
+    let selfservice = use_context::<crate::ssr::SelfServiceHandle>()
+        .ok_or_else(|| ServerFnError::new("self-service is not available"))?;
+    let history = use_context::<crate::ssr::HistoryHandle>()
+        .ok_or_else(|| ServerFnError::new("the catalog's history is not available"))?;
+    let snap = portal.snapshot();
+    let checks = portal.live_checks();
+    // The lint may read the monorepo's files.
+    let lint_portal = portal.clone();
+    let findings = tokio::task::spawn_blocking(move || lint_portal.findings())
+        .await
+        .map_err(|e| ServerFnError::new(format!("the lint did not finish: {e}")))?;
+    let awaiting: Vec<RequestRow> = selfservice
+        .requests(&parts)
+        .await?
+        .into_iter()
+        .filter(|r| r.state == RequestState::AwaitingApproval)
+        .collect();
+    Ok(Some(DashboardPage {
+        findings: findings_summary(&snap, &findings, DASHBOARD_LIMIT),
+        checks,
+        tasks: tasks_summary(&snap, DASHBOARD_LIMIT),
+        approvals_total: awaiting.len(),
+        approvals: awaiting.into_iter().take(DASHBOARD_LIMIT).collect(),
+        changes: history.recent_changes(DASHBOARD_LIMIT).await,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn demo() -> mirante_domain::Snapshot {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../catalog");
+        mirante_domain::load::load_dir(&dir)
+            .expect("the demo catalog loads")
+            .into_snapshot(None)
+    }
+
+    #[test]
+    fn tasks_come_critical_first_then_mvp_and_are_counted_per_priority_and_site() {
+        let snap = demo();
+
+        let s = tasks_summary(&snap, 8);
+
+        let ranks: Vec<usize> = s.top.iter().map(|t| priority_rank(t.priority)).collect();
+        assert!(ranks.windows(2).all(|w| w[0] <= w[1]), "{ranks:?}");
+        assert_eq!(s.top[0].priority, Some(Priority::Critical));
+        assert_eq!(
+            s.by_priority.iter().map(|(_, n)| n).sum::<usize>(),
+            s.total,
+            "every task has one priority bucket"
+        );
+        let critical = snap
+            .catalog()
+            .tasks
+            .iter()
+            .filter(|t| t.priority == Some(Priority::Critical))
+            .count();
+        assert_eq!(s.by_priority[0], (Some(Priority::Critical), critical));
+        let sp = s.by_site.iter().find(|(id, _, _)| id == "sp").unwrap();
+        assert_eq!(
+            sp.2,
+            snap.catalog()
+                .tasks
+                .iter()
+                .filter(|t| t.sites.iter().any(|x| x == "sp"))
+                .count()
+        );
+    }
+
+    #[test]
+    fn the_findings_summary_counts_all_and_lists_the_first_few_with_their_item_names() {
+        let snap = demo();
+        let item = &snap.catalog().items[0];
+        let finding = |severity| Finding {
+            severity,
+            code: mirante_domain::lint::Code::DeclaredNotReal,
+            item: item.id.clone(),
+            message: String::new(),
+            args: Default::default(),
+        };
+        let all = vec![
+            finding(Severity::Error),
+            finding(Severity::Warning),
+            finding(Severity::Warning),
+        ];
+
+        let s = findings_summary(&snap, &all, 2);
+
+        assert_eq!(
+            s.counts,
+            [
+                (Severity::Error, 1),
+                (Severity::Warning, 2),
+                (Severity::Info, 0)
+            ]
+        );
+        assert_eq!(s.top.len(), 2);
+        assert_eq!(s.names, [(item.id.clone(), item.name.clone())]);
+    }
+}
