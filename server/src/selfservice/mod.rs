@@ -13,6 +13,7 @@
 //!
 //! The state machine itself is pure and lives in `mirante_domain::request`.
 
+pub mod catalog_edit;
 pub mod forge;
 pub mod service;
 pub mod store;
