@@ -291,6 +291,7 @@ ss-err-too_few_items = At least { $min_items }.
 ss-err-too_many_items = At most { $max_items }.
 ss-err-duplicate_item = Repeats an earlier item.
 ss-err-unsafe_path = This value cannot be used in a file path.
+ss-err-invalid_catalog = The catalog would be invalid: { $file }:{ $line }: { $problem }
 req-state-submitted = submitted
 req-state-awaiting_approval = awaiting approval
 req-state-approved = approved

@@ -291,6 +291,7 @@ ss-err-too_few_items = Pelo menos { $min_items }.
 ss-err-too_many_items = No máximo { $max_items }.
 ss-err-duplicate_item = Repete um item anterior.
 ss-err-unsafe_path = Este valor não pode ser usado num caminho de arquivo.
+ss-err-invalid_catalog = O catálogo ficaria inválido: { $file }:{ $line }: { $problem }
 req-state-submitted = enviado
 req-state-awaiting_approval = aguardando aprovação
 req-state-approved = aprovado
