@@ -207,6 +207,7 @@ pub fn ItemView() -> impl IntoView {
                             </div>
                             <h2>{i18n.tr("nav-decisions")}</h2>
                             <DecisionTable decisions=page.decisions/>
+                            <crate::pages::item_change::ItemChange item=it.clone()/>
                         }
                             .into_any()
                     }

@@ -4,6 +4,7 @@ pub mod catalog;
 pub mod decisions;
 pub mod findings;
 pub mod item;
+pub mod item_change;
 pub mod layer;
 pub mod overview;
 pub mod requests;
