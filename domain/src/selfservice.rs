@@ -338,6 +338,8 @@ pub enum ErrorCode {
     DuplicateItem,
     /// The value cannot be used in a file path.
     UnsafePath,
+    /// The change would make the catalog invalid (`file`, `line`, `column` of the problem).
+    InvalidCatalog,
 }
 
 impl ErrorCode {
@@ -362,6 +364,7 @@ impl ErrorCode {
             ErrorCode::TooManyItems => "too_many_items",
             ErrorCode::DuplicateItem => "duplicate_item",
             ErrorCode::UnsafePath => "unsafe_path",
+            ErrorCode::InvalidCatalog => "invalid_catalog",
         }
     }
 }

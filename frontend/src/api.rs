@@ -7,6 +7,7 @@ use leptos::prelude::*;
 use mirante_domain::{Decision, Item, ItemFilter, Layer, Overview, Qualifier, State, Task};
 use serde::{Deserialize, Serialize};
 
+pub mod catalog_change;
 pub mod dashboard;
 pub mod selfservice;
 

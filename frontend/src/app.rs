@@ -18,6 +18,7 @@ use crate::{
         decisions::DecisionsPage,
         findings::FindingsPage,
         item::ItemView,
+        item_change::ItemChangePage,
         layer::LayerView,
         overview::OverviewView,
         requests::{RequestPage, RequestsPage},
@@ -77,6 +78,11 @@ pub fn App() -> impl IntoView {
                     <Route
                         path=(StaticSegment("items"), ParamSegment("id"))
                         view=ItemView
+                        ssr=SsrMode::Async
+                    />
+                    <Route
+                        path=(StaticSegment("items"), ParamSegment("id"), StaticSegment("change"))
+                        view=ItemChangePage
                         ssr=SsrMode::Async
                     />
                     <Route path=StaticSegment("decisions") view=DecisionsPage ssr=SsrMode::Async/>

@@ -13,8 +13,9 @@ use mirante_domain::{
 use serde_json::Value;
 
 use crate::api::dashboard::{LiveChecks, RecentChanges};
-use crate::api::selfservice::{
-    PreviewView, RequestRow, RequestView, SsError, TemplateCard, TemplateForm,
+use crate::api::{
+    catalog_change::CatalogChangeView,
+    selfservice::{PreviewView, RequestRow, RequestView, SsError, TemplateCard, TemplateForm},
 };
 
 /// Server-side data the UI reads.
@@ -79,6 +80,20 @@ pub trait SelfServiceData: Send + Sync + 'static {
     async fn merge(&self, caller: &Parts, id: i64) -> Result<(), SsError>;
     /// Templates that did not load, with file and line.
     async fn template_problems(&self, caller: &Parts) -> Result<Vec<Diagnostic>, SsError>;
+    /// What a change of item `item` (the API's JSON input) would propose (admins).
+    async fn preview_catalog_change(
+        &self,
+        caller: &Parts,
+        item: &str,
+        input: Value,
+    ) -> Result<CatalogChangeView, SsError>;
+    /// Proposes a change of item `item` (admins); answers the request's id.
+    async fn submit_catalog_change(
+        &self,
+        caller: &Parts,
+        item: &str,
+        input: Value,
+    ) -> Result<i64, SsError>;
 }
 
 /// The self-service handle the server puts in Leptos context.

@@ -11,6 +11,7 @@ mod helpers;
 
 mod auth;
 mod catalog;
+mod catalog_changes;
 mod exports;
 mod forges;
 mod health;

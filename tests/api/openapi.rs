@@ -17,6 +17,8 @@ on_both_databases! {
             ("/readyz", "get"),
             ("/api/v1/items", "get"),
             ("/api/v1/items/{id}", "get"),
+            ("/api/v1/items/{id}/changes", "post"),
+            ("/api/v1/items/{id}/changes/preview", "post"),
             ("/api/v1/sites", "get"),
             ("/api/v1/layers", "get"),
             ("/api/v1/decisions", "get"),

@@ -305,7 +305,7 @@ fn service() -> Result<(crate::ssr::SelfServiceHandle, http::request::Parts), Se
 
 /// The session's CSRF token, for the forms a page renders.
 #[cfg(feature = "ssr")]
-fn csrf(parts: &http::request::Parts) -> String {
+pub(crate) fn csrf(parts: &http::request::Parts) -> String {
     parts
         .extensions
         .get::<mirante_domain::Viewer>()
@@ -315,7 +315,7 @@ fn csrf(parts: &http::request::Parts) -> String {
 
 /// State-changing forms carry the session's CSRF token as well as passing the Origin check.
 #[cfg(feature = "ssr")]
-fn check_csrf(parts: &http::request::Parts, token: &str) -> Result<(), ServerFnError> {
+pub(crate) fn check_csrf(parts: &http::request::Parts, token: &str) -> Result<(), ServerFnError> {
     let viewer = parts.extensions.get::<mirante_domain::Viewer>();
     if viewer.is_some_and(|v| !v.csrf_token.is_empty() && v.csrf_token == token) {
         Ok(())
@@ -329,7 +329,7 @@ fn check_csrf(parts: &http::request::Parts, token: &str) -> Result<(), ServerFnE
 /// Sets the status of the page being rendered (422 for refused values, …). Calls from the
 /// hydrated page keep their 200: the browser's server-function client reads the answer's body.
 #[cfg(feature = "ssr")]
-fn set_status(status: http::StatusCode) {
+pub(crate) fn set_status(status: http::StatusCode) {
     let page =
         use_context::<http::request::Parts>().is_some_and(|p| !p.uri.path().starts_with("/_fn/"));
     if let (true, Some(resp)) = (page, use_context::<leptos_axum::ResponseOptions>()) {

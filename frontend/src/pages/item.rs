@@ -210,6 +210,7 @@ pub fn ItemView() -> impl IntoView {
                             <h2>{i18n.tr("nav-decisions")}</h2>
                             <DecisionTable decisions=page.decisions/>
                             <ItemTimeline id=item_id/>
+                            <crate::pages::item_change::ItemChange item=it.clone()/>
                         }
                             .into_any()
                     }

@@ -6,6 +6,7 @@ pub mod decisions;
 pub mod findings;
 pub mod history;
 pub mod item;
+pub mod item_change;
 pub mod layer;
 pub mod overview;
 pub mod requests;

@@ -75,6 +75,7 @@ pub fn field_error_key(code: ErrorCode) -> &'static str {
         ErrorCode::TooManyItems => "ss-err-too_many_items",
         ErrorCode::DuplicateItem => "ss-err-duplicate_item",
         ErrorCode::UnsafePath => "ss-err-unsafe_path",
+        ErrorCode::InvalidCatalog => "ss-err-invalid_catalog",
     }
 }
 
@@ -227,7 +228,7 @@ pub fn TemplatesPage() -> impl IntoView {
 }
 
 /// The query string of the address, in order, as (key, value) pairs.
-fn query_pairs(map: &ParamsMap) -> Vec<(String, String)> {
+pub fn query_pairs(map: &ParamsMap) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for (k, _) in map.latest_values() {
         for v in map.get_all(k).unwrap_or_default() {

@@ -122,6 +122,8 @@ mod tests {
             "/readyz",
             "/api/v1/items",
             "/api/v1/items/{id}",
+            "/api/v1/items/{id}/changes",
+            "/api/v1/items/{id}/changes/preview",
             "/api/v1/sites",
             "/api/v1/layers",
             "/api/v1/decisions",

@@ -22,8 +22,8 @@ use crate::{
     selfservice::{
         forge::MergeStyle,
         service::{
-            Preview, RequestDetail, RequestInput, RequestSummary, SelfService, ServiceError,
-            TemplateDetail, TemplateSummary,
+            CatalogChangeInput, CatalogChangePreview, Preview, RequestDetail, RequestInput,
+            RequestSummary, SelfService, ServiceError, TemplateDetail, TemplateSummary,
         },
     },
     state::AppState,
@@ -40,6 +40,8 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(approve))
         .routes(routes!(reject))
         .routes(routes!(merge))
+        .routes(routes!(preview_catalog_change))
+        .routes(routes!(submit_catalog_change))
 }
 
 impl From<ServiceError> for ApiError {
@@ -166,6 +168,70 @@ pub async fn submit(
 ) -> Result<(StatusCode, Json<RequestDetail>), ApiError> {
     let input = body(input)?;
     let detail = service.submit(&principal, &input).await?;
+    Ok((StatusCode::CREATED, Json(detail)))
+}
+
+/// What a change of a catalog item would propose, without storing it: its catalog file's
+/// diff against the base branch (admins).
+#[utoipa::path(
+    post,
+    path = "/api/v1/items/{id}/changes/preview",
+    tag = "self-service",
+    params(("id" = String, Path, description = "Item id")),
+    request_body = CatalogChangeInput,
+    responses(
+        (status = 200, description = "The catalog file's diff and the fields before and after", body = CatalogChangePreview),
+        (status = 400, description = "Not a JSON request, or a change that changes nothing", body = ErrorBody),
+        (status = 401, description = "Not signed in", body = ErrorBody),
+        (status = 403, description = "Not an admin", body = ErrorBody),
+        (status = 404, description = "No such item on the base branch", body = ErrorBody),
+        (status = 409, description = "The catalog cannot be changed from the portal now (read from elsewhere than the monorepo, or the item written as a flow mapping)", body = ErrorBody),
+        (status = 422, description = "Invalid fields, or a change that makes the catalog invalid: `details` lists every problem", body = ErrorBody),
+    )
+)]
+pub async fn preview_catalog_change(
+    State(service): State<Arc<SelfService>>,
+    Extension(principal): Extension<Principal>,
+    Path(id): Path<String>,
+    input: Result<Json<CatalogChangeInput>, JsonRejection>,
+) -> Result<Json<CatalogChangePreview>, ApiError> {
+    let input = body(input)?;
+    Ok(Json(
+        service
+            .preview_catalog_change(&principal, &id, &input)
+            .await?,
+    ))
+}
+
+/// Proposes a change of a catalog item's state, qualifier and evidence (admins): the same
+/// checks as the preview, then a request that needs no approval is stored and the worker
+/// opens its pull request.
+#[utoipa::path(
+    post,
+    path = "/api/v1/items/{id}/changes",
+    tag = "self-service",
+    params(("id" = String, Path, description = "Item id")),
+    request_body = CatalogChangeInput,
+    responses(
+        (status = 201, description = "The request as stored", body = RequestDetail),
+        (status = 400, description = "Not a JSON request, or a change that changes nothing", body = ErrorBody),
+        (status = 401, description = "Not signed in", body = ErrorBody),
+        (status = 403, description = "Not an admin", body = ErrorBody),
+        (status = 404, description = "No such item on the base branch", body = ErrorBody),
+        (status = 409, description = "The catalog cannot be changed from the portal now", body = ErrorBody),
+        (status = 422, description = "Invalid fields, or a change that makes the catalog invalid: `details` lists every problem", body = ErrorBody),
+    )
+)]
+pub async fn submit_catalog_change(
+    State(service): State<Arc<SelfService>>,
+    Extension(principal): Extension<Principal>,
+    Path(id): Path<String>,
+    input: Result<Json<CatalogChangeInput>, JsonRejection>,
+) -> Result<(StatusCode, Json<RequestDetail>), ApiError> {
+    let input = body(input)?;
+    let detail = service
+        .submit_catalog_change(&principal, &id, &input)
+        .await?;
     Ok((StatusCode::CREATED, Json(detail)))
 }
 

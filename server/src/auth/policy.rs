@@ -90,6 +90,13 @@ pub const ROUTES: &[(Methods, &str, Access)] = &[
     (Methods::Read, "/api/v1/items", Access::Catalog),
     (Methods::Read, "/api/v1/items/{id}", Access::Catalog),
     (Methods::Read, "/api/v1/items/{id}/history", Access::Catalog),
+    // An admin's change of an item, proposed as a pull request.
+    (Methods::Post, "/api/v1/items/{id}/changes", Access::Admin),
+    (
+        Methods::Post,
+        "/api/v1/items/{id}/changes/preview",
+        Access::Admin,
+    ),
     (Methods::Read, "/api/v1/sites", Access::Catalog),
     (Methods::Read, "/api/v1/layers", Access::Catalog),
     (Methods::Read, "/api/v1/decisions", Access::Catalog),
@@ -173,6 +180,14 @@ pub const ROUTES: &[(Methods, &str, Access)] = &[
     (Methods::Post, "/_fn/reject", Access::Admin),
     (Methods::Post, "/_fn/merge", Access::Admin),
     (Methods::ReadOrPost, "/_fn/template-problems", Access::Admin),
+    // An admin's change of a catalog item: the preview page and its server functions.
+    (Methods::Read, "/items/{id}/change", Access::Admin),
+    (
+        Methods::ReadOrPost,
+        "/_fn/catalog-change-preview",
+        Access::Admin,
+    ),
+    (Methods::Post, "/_fn/catalog-change", Access::Admin),
 ];
 
 /// Public routes whose sender proves itself by signing the body (forge webhooks): they carry
@@ -212,6 +227,11 @@ pub fn may_decide_request(viewer: &Viewer) -> bool {
 
 /// Whether `viewer` may merge a request's pull request from the portal (local forge).
 pub fn may_merge_request(viewer: &Viewer) -> bool {
+    viewer.role == Role::Admin
+}
+
+/// Whether `viewer` may propose a change of a catalog item's state, qualifier or evidence.
+pub fn may_change_catalog(viewer: &Viewer) -> bool {
     viewer.role == Role::Admin
 }
 

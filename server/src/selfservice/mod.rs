@@ -14,6 +14,7 @@
 //!
 //! The state machine itself is pure and lives in `mirante_domain::request`.
 
+pub mod catalog_edit;
 pub mod demo_history;
 pub mod forge;
 pub mod service;

@@ -17,6 +17,9 @@
 //! | [`SelfService::approve`] / [`SelfService::reject`] | admin | decide a request awaiting approval |
 //! | [`SelfService::merge`] | admin, local forge | merge the pull request; reload the catalog |
 //! | [`SelfService::follow_webhook`] | a verified forge webhook | move a request to merged / closed |
+//! | [`SelfService::preview_catalog_change`] / [`SelfService::submit_catalog_change`] | admin | an item's state, qualifier and evidence changed in its catalog file, proposed with no approval step |
+
+mod catalog_change;
 
 use std::sync::Arc;
 
@@ -40,6 +43,10 @@ use crate::{
     auth::{Principal, policy},
     catalog::{CatalogSource, CatalogStore, ReloadTrigger},
     db::{Db, DbError, NewAuditEntry},
+};
+
+pub use catalog_change::{
+    CATALOG_CHANGE, CatalogChangeInput, CatalogChangePreview, ItemFields, content_sha256,
 };
 
 /// Why an operation was refused or failed.

@@ -40,6 +40,37 @@ pub struct Author {
     pub email: Option<String>,
 }
 
+/// What a request is: files from a template, or an admin's change of a catalog item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestKind {
+    /// Files rendered from a self-service template into a new directory of the monorepo.
+    #[default]
+    Template,
+    /// One catalog item's state, qualifier and evidence changed in its catalog file.
+    CatalogChange,
+}
+
+impl RequestKind {
+    /// The value of the `request.kind` column.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RequestKind::Template => "template",
+            RequestKind::CatalogChange => "catalog_change",
+        }
+    }
+
+    fn parse(s: &str) -> Result<Self, DbError> {
+        match s {
+            "template" => Ok(RequestKind::Template),
+            "catalog_change" => Ok(RequestKind::CatalogChange),
+            other => Err(DbError::Sqlx(sqlx::Error::Decode(
+                format!("unknown request kind `{other}`").into(),
+            ))),
+        }
+    }
+}
+
 /// A request to store.
 #[derive(Debug, Clone)]
 pub struct NewRequest<'a> {
@@ -68,6 +99,8 @@ pub struct NewRequest<'a> {
 pub struct RequestRecord {
     /// Key.
     pub id: i64,
+    /// A template request or a catalog change.
+    pub kind: RequestKind,
     /// The template's id.
     pub template: String,
     /// The template's title when the request was made.
@@ -111,6 +144,7 @@ pub struct RequestRecord {
 #[derive(sqlx::FromRow)]
 struct RequestRow {
     request_id: i64,
+    kind: String,
     template: String,
     template_title: String,
     values: Json<serde_json::Value>,
@@ -145,6 +179,7 @@ impl TryFrom<RequestRow> for RequestRecord {
             .unwrap_or_else(|| branch_name(r.request_id, &r.slug));
         Ok(RequestRecord {
             id: r.request_id,
+            kind: RequestKind::parse(&r.kind)?,
             template: r.template,
             template_title: r.template_title,
             values: r.values.0,
@@ -305,7 +340,7 @@ impl LocalPullRequest {
     }
 }
 
-const REQUEST_COLUMNS: &str = r#"request_id, template, template_title, "values", files, target,
+const REQUEST_COLUMNS: &str = r#"request_id, kind, template, template_title, "values", files, target,
     slug, author_user_id, author_username, author_name, author_email, state, needs_approval,
     decided_by, decided_at, decision_comment, branch, pr_number, pr_url, last_error, attempts,
     created_at, updated_at"#;
@@ -314,6 +349,15 @@ impl Db {
     /// Stores a submitted request with its first timeline entries, and queues it for the
     /// worker unless it needs approval — all in one transaction. Returns the request.
     pub async fn insert_request(&self, r: &NewRequest<'_>) -> Result<RequestRecord, DbError> {
+        self.insert_request_of_kind(RequestKind::Template, r).await
+    }
+
+    /// [`Db::insert_request`] for a request of `kind`.
+    pub async fn insert_request_of_kind(
+        &self,
+        kind: RequestKind,
+        r: &NewRequest<'_>,
+    ) -> Result<RequestRecord, DbError> {
         let state = if r.needs_approval {
             RequestState::AwaitingApproval
         } else {
@@ -324,8 +368,8 @@ impl Db {
             // language=sql
             let sql = r#"insert into request (template, template_title, "values", files, target,
                              slug, author_user_id, author_username, author_name, author_email,
-                             state, needs_approval, attempts, created_at, updated_at)
-                         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 0, $13, $13)
+                             state, needs_approval, attempts, created_at, updated_at, kind)
+                         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 0, $13, $13, $14)
                          returning request_id"#;
             let id: i64 = sqlx::query_scalar(sql)
                 .bind(r.template)
@@ -341,6 +385,7 @@ impl Db {
                 .bind(state.as_str())
                 .bind(r.needs_approval)
                 .bind(r.at)
+                .bind(kind.as_str())
                 .fetch_one(&mut *tx)
                 .await?;
             // language=sql

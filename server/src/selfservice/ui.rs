@@ -7,6 +7,7 @@ use std::sync::Arc;
 use axum::http::request::Parts;
 use mirante_domain::{Diagnostic, selfservice::CatalogContext};
 use mirante_frontend::{
+    api::catalog_change::{CatalogChangeView, ItemFieldsView},
     api::selfservice::{
         FileStatus, PreviewFile, PreviewView, Refusal, RequestFile, RequestRow, RequestView,
         SsError, TemplateCard, TemplateForm, TimelineStep,
@@ -17,7 +18,10 @@ use serde_json::Value;
 
 use super::{
     forge::MergeStyle,
-    service::{self, RequestInput, SelfService, ServiceError, TemplateSummary},
+    service::{
+        self, CatalogChangeInput, ItemFields, RequestInput, SelfService, ServiceError,
+        TemplateSummary,
+    },
 };
 use crate::{
     auth::{Principal, policy},
@@ -91,8 +95,102 @@ fn row(s: &service::RequestSummary) -> RequestRow {
     }
 }
 
+fn fields_view(f: ItemFields) -> ItemFieldsView {
+    ItemFieldsView {
+        state: f.state,
+        qualifier: f.qualifier,
+        evidence: f.evidence,
+    }
+}
+
+/// The form's change as the API's input; a malformed one is refused with the reason.
+fn change_input(input: Value) -> Result<CatalogChangeInput, SsError> {
+    serde_json::from_value(input)
+        .map_err(|e| SsError::Refused(Refusal::Refused(format!("the change is malformed: {e}"))))
+}
+
+/// A catalog change's values as its page lists them: the item, each field from → to, the
+/// reason.
+fn catalog_change_values(values: &Value) -> Vec<(String, Value)> {
+    let text = |key: &str| values.get(key).cloned().unwrap_or(Value::Null);
+    let fields = |key: &str| {
+        values
+            .get(key)
+            .and_then(|v| serde_json::from_value::<ItemFields>(v.clone()).ok())
+    };
+    let mut out = vec![("item".to_owned(), text("item"))];
+    if let (Some(from), Some(to)) = (fields("from"), fields("to")) {
+        let qualifier = |q: Option<mirante_domain::Qualifier>| q.map_or("none", |q| q.as_str());
+        out.push((
+            "state".to_owned(),
+            Value::from(format!("{} → {}", from.state.as_str(), to.state.as_str())),
+        ));
+        out.push((
+            "qualifier".to_owned(),
+            Value::from(format!(
+                "{} → {}",
+                qualifier(from.qualifier),
+                qualifier(to.qualifier)
+            )),
+        ));
+        let mut evidence: Vec<Value> = to
+            .evidence
+            .iter()
+            .filter(|e| !from.evidence.contains(e))
+            .map(|e| Value::from(format!("+ {}", super::worker::evidence_line(e))))
+            .collect();
+        evidence.extend(
+            from.evidence
+                .iter()
+                .filter(|e| !to.evidence.contains(e))
+                .map(|e| Value::from(format!("− {}", super::worker::evidence_line(e)))),
+        );
+        out.push(("evidence".to_owned(), Value::Array(evidence)));
+    }
+    out.push(("reason".to_owned(), text("reason")));
+    out
+}
+
 #[async_trait::async_trait]
 impl SelfServiceData for UiSelfService {
+    async fn preview_catalog_change(
+        &self,
+        caller: &Parts,
+        item: &str,
+        input: Value,
+    ) -> Result<CatalogChangeView, SsError> {
+        let principal = principal(caller)?;
+        let input = change_input(input)?;
+        let p = self
+            .service
+            .preview_catalog_change(principal, item, &input)
+            .await
+            .map_err(refusal)?;
+        Ok(CatalogChangeView {
+            file: p.file,
+            base: p.base,
+            from: fields_view(p.from),
+            to: fields_view(p.to),
+            diff: p.diff,
+        })
+    }
+
+    async fn submit_catalog_change(
+        &self,
+        caller: &Parts,
+        item: &str,
+        input: Value,
+    ) -> Result<i64, SsError> {
+        let principal = principal(caller)?;
+        let input = change_input(input)?;
+        let detail = self
+            .service
+            .submit_catalog_change(principal, item, &input)
+            .await
+            .map_err(refusal)?;
+        Ok(detail.summary.id)
+    }
+
     async fn templates(&self, caller: &Parts) -> Result<Vec<TemplateCard>, SsError> {
         let principal = principal(caller)?;
         Ok(self
@@ -203,6 +301,7 @@ impl SelfServiceData for UiSelfService {
         let d = self.service.request(principal, id).await.map_err(refusal)?;
         // The values in the order of the template's form, when the template is still there.
         let mut values: Vec<(String, Value)> = match &d.values {
+            _ if d.summary.template == service::CATALOG_CHANGE => catalog_change_values(&d.values),
             Value::Object(map) => map.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             _ => Vec::new(),
         };

@@ -23,7 +23,8 @@ use super::{
     forge::{
         BranchSpec, CommitAuthor, Forge, ForgeError, PullRequest, PullRequestSpec, PullRequestState,
     },
-    store::{Change, Job, RequestRecord, TransitionError},
+    service::{ItemFields, content_sha256},
+    store::{Change, Job, RequestKind, RequestRecord, TransitionError},
 };
 use crate::{config::Config, db::Db};
 
@@ -341,13 +342,8 @@ impl Worker {
         let base = &self.settings.base_branch;
 
         // Step 1: the branch with one commit.
-        if self.forge.branch_head(&request.branch).await?.is_none()
-            && self.forge.path_exists(base, &request.target).await?
-        {
-            return Err(StepError::Permanent(format!(
-                "the target directory `{}` already exists on `{base}`",
-                request.target
-            )));
+        if self.forge.branch_head(&request.branch).await?.is_none() {
+            self.check_base(&request).await?;
         }
         self.forge
             .create_branch(&BranchSpec {
@@ -371,13 +367,22 @@ impl Worker {
         let pr = match self.forge.find_pull_request(&request.branch).await? {
             Some(pr) => pr,
             None => {
-                let text = PullRequestText::of(&request, &self.settings);
+                let (title, body) = match request.kind {
+                    RequestKind::Template => {
+                        let text = PullRequestText::of(&request, &self.settings);
+                        (text.title(), text.body())
+                    }
+                    RequestKind::CatalogChange => {
+                        let text = CatalogChangeText::of(&request, &self.settings);
+                        (text.title(), text.body())
+                    }
+                };
                 self.forge
                     .open_pull_request(&PullRequestSpec {
                         branch: request.branch.clone(),
                         base: base.clone(),
-                        title: text.title(),
-                        body: text.body(),
+                        title,
+                        body,
                     })
                     .await?
             }
@@ -386,6 +391,38 @@ impl Worker {
 
         // Step 3: the request follows the pull request.
         self.record_proposed(&request, &pr).await?;
+        Ok(())
+    }
+
+    /// Before the branch is made: a template's target directory must still be absent from
+    /// the base branch; a catalog change's file must still be the one it was computed from
+    /// (otherwise the change would undo what was merged since).
+    async fn check_base(&self, request: &RequestRecord) -> Result<(), StepError> {
+        let base = &self.settings.base_branch;
+        match request.kind {
+            RequestKind::Template => {
+                if self.forge.path_exists(base, &request.target).await? {
+                    return Err(StepError::Permanent(format!(
+                        "the target directory `{}` already exists on `{base}`",
+                        request.target
+                    )));
+                }
+            }
+            RequestKind::CatalogChange => {
+                let expected = request
+                    .values
+                    .get("base_sha256")
+                    .and_then(serde_json::Value::as_str);
+                let now = self.forge.read_file(base, &request.target).await?;
+                if now.as_deref().map(content_sha256).as_deref() != expected {
+                    return Err(StepError::Permanent(format!(
+                        "`{}` changed on `{base}` since this change was made; propose it again \
+                         from the item's page",
+                        request.target
+                    )));
+                }
+            }
+        }
         Ok(())
     }
 
@@ -488,6 +525,20 @@ pub async fn follow(
 }
 
 fn commit_message(request: &RequestRecord) -> String {
+    if request.kind == RequestKind::CatalogChange {
+        let item = request
+            .values
+            .get("item")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default();
+        return format!(
+            "catalog: {} {} (request #{})\n\nProposed by {} through Mirante.",
+            one_line(item),
+            CatalogChangeText::summary(&request.values),
+            request.id,
+            one_line(&request.author.username)
+        );
+    }
     format!(
         "{}: {} (request #{})\n\nRequested by {} through Mirante.",
         request.template,
@@ -501,6 +552,185 @@ fn one_line(s: &str) -> String {
     s.chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect()
+}
+
+/// A catalog change's pull request title and body (`templates/forge/catalog_change_*`).
+#[derive(Debug, Clone)]
+pub struct CatalogChangeText {
+    id: i64,
+    item: String,
+    name: String,
+    file: String,
+    summary: String,
+    author_username: String,
+    author_name: String,
+    base: String,
+    link: String,
+    changes: String,
+    reason: String,
+    fence: String,
+}
+
+#[derive(Template)]
+#[template(path = "forge/catalog_change_title.txt", escape = "none")]
+struct CatalogTitleTemplate<'a> {
+    id: i64,
+    item: &'a str,
+    summary: &'a str,
+}
+
+#[derive(Template)]
+#[template(path = "forge/catalog_change_body.md", escape = "none")]
+struct CatalogBodyTemplate<'a> {
+    id: i64,
+    item: &'a str,
+    name: &'a str,
+    file: &'a str,
+    author_username: &'a str,
+    author_name: &'a str,
+    base: &'a str,
+    link: &'a str,
+    changes: &'a str,
+    reason: &'a str,
+    fence: &'a str,
+}
+
+/// An evidence entry in one line, for the pull request and the request's page.
+pub(crate) fn evidence_line(e: &mirante_domain::Evidence) -> String {
+    use mirante_domain::Evidence;
+    one_line(&match e {
+        Evidence::Attestation { by, date, what } => {
+            format!("attestation by {by} on {date}: {what}")
+        }
+        Evidence::Probe { url, expect_status } => format!("probe {url} (expects {expect_status})"),
+        Evidence::Argocd { app, instance } => match instance {
+            Some(i) => format!("argocd app {app} on {i}"),
+            None => format!("argocd app {app}"),
+        },
+        Evidence::Reference { text, url } => match url {
+            Some(u) => format!("reference: {text} ({u})"),
+            None => format!("reference: {text}"),
+        },
+    })
+}
+
+impl CatalogChangeText {
+    fn fields(values: &serde_json::Value) -> Option<(ItemFields, ItemFields)> {
+        let from = serde_json::from_value(values.get("from")?.clone()).ok()?;
+        let to = serde_json::from_value(values.get("to")?.clone()).ok()?;
+        Some((from, to))
+    }
+
+    /// `validated → declared`, or what else changes when the state does not.
+    pub fn summary(values: &serde_json::Value) -> String {
+        match Self::fields(values) {
+            Some((from, to)) if from.state != to.state => {
+                format!("{} → {}", from.state.as_str(), to.state.as_str())
+            }
+            Some((from, to)) if from.qualifier != to.qualifier => format!(
+                "qualifier {} → {}",
+                from.qualifier.map_or("none", |q| q.as_str()),
+                to.qualifier.map_or("none", |q| q.as_str())
+            ),
+            _ => "evidence".to_owned(),
+        }
+    }
+
+    /// The text for a catalog-change request.
+    pub fn of(request: &RequestRecord, settings: &WorkerSettings) -> Self {
+        let text = |key: &str| {
+            request
+                .values
+                .get(key)
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        let mut changes = String::new();
+        if let Some((from, to)) = Self::fields(&request.values) {
+            changes.push_str(&format!(
+                "state:     {} → {}\n",
+                from.state.as_str(),
+                to.state.as_str()
+            ));
+            changes.push_str(&format!(
+                "qualifier: {} → {}\n",
+                from.qualifier.map_or("(none)", |q| q.as_str()),
+                to.qualifier.map_or("(none)", |q| q.as_str())
+            ));
+            changes.push_str("evidence:\n");
+            for e in &to.evidence {
+                let mark = if from.evidence.contains(e) { ' ' } else { '+' };
+                changes.push_str(&format!("  {mark} {}\n", evidence_line(e)));
+            }
+            for e in from.evidence.iter().filter(|e| !to.evidence.contains(e)) {
+                changes.push_str(&format!("  - {}\n", evidence_line(e)));
+            }
+        }
+        let changes = changes.trim_end().to_owned();
+        // The reason keeps its lines; control characters other than line breaks are gone.
+        let reason: String = text("reason")
+            .chars()
+            .map(|c| if c.is_control() && c != '\n' { ' ' } else { c })
+            .collect();
+        // A fence longer than any run of backticks in what it holds, so nothing closes it.
+        let longest = changes
+            .split(|c| c != '`')
+            .chain(reason.split(|c| c != '`'))
+            .map(str::len)
+            .max()
+            .unwrap_or(0);
+        CatalogChangeText {
+            id: request.id,
+            item: one_line(&text("item")),
+            name: one_line(&text("name")),
+            file: one_line(&request.target),
+            summary: Self::summary(&request.values),
+            author_username: one_line(&request.author.username),
+            author_name: one_line(&request.author.name),
+            base: settings.base_branch.clone(),
+            link: format!("{}/requests/{}", settings.public_url, request.id),
+            changes,
+            reason,
+            fence: "`".repeat(longest.max(2) + 1),
+        }
+    }
+
+    /// One line.
+    pub fn title(&self) -> String {
+        CatalogTitleTemplate {
+            id: self.id,
+            item: &self.item,
+            summary: &self.summary,
+        }
+        .render()
+        .map(|t| t.trim().to_owned())
+        .unwrap_or_else(|_| format!("Mirante catalog change #{}", self.id))
+    }
+
+    /// Markdown.
+    pub fn body(&self) -> String {
+        CatalogBodyTemplate {
+            id: self.id,
+            item: &self.item,
+            name: &self.name,
+            file: &self.file,
+            author_username: &self.author_username,
+            author_name: &self.author_name,
+            base: &self.base,
+            link: &self.link,
+            changes: &self.changes,
+            reason: &self.reason,
+            fence: &self.fence,
+        }
+        .render()
+        .unwrap_or_else(|e| {
+            format!(
+                "Mirante catalog change #{}: {}\n\n(body not rendered: {e})",
+                self.id, self.link
+            )
+        })
+    }
 }
 
 /// The pull request's title and body (askama templates in `templates/forge/`).

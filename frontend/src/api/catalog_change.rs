@@ -1,0 +1,238 @@
+//! Server functions for an admin's change of a catalog item (state, qualifier, evidence),
+//! proposed as a pull request on the monorepo. The form on the item page is a GET form to the
+//! preview page, so it works without JavaScript; proposing is a POST form that goes on to the
+//! request's page. Who may do it is decided by the server's self-service layer.
+
+use leptos::prelude::*;
+use mirante_domain::{Evidence, Qualifier, State};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::selfservice::Refusal;
+
+/// An item's fields a change sets.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ItemFieldsView {
+    /// Its state.
+    pub state: State,
+    /// Its qualifier.
+    pub qualifier: Option<Qualifier>,
+    /// Its evidence.
+    pub evidence: Vec<Evidence>,
+}
+
+/// What a change would propose.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CatalogChangeView {
+    /// The item's catalog file, as a path in the monorepo.
+    pub file: String,
+    /// The branch it is compared with.
+    pub base: String,
+    /// The fields on the base branch.
+    pub from: ItemFieldsView,
+    /// The fields after the change.
+    pub to: ItemFieldsView,
+    /// A unified diff of the file.
+    pub diff: String,
+}
+
+/// The preview page of a change: the item as it is, the fields as sent, and the outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChangePreviewPage {
+    /// The item's id.
+    pub item: String,
+    /// Its name.
+    pub name: String,
+    /// Its fields now, to fill the form again.
+    pub current: ItemFieldsView,
+    /// The change as JSON, for the propose form.
+    pub input: String,
+    /// The diff, or why there is none.
+    pub outcome: Result<CatalogChangeView, Refusal>,
+    /// The session's token for the propose form.
+    pub csrf_token: String,
+}
+
+/// The last value of a form field.
+pub fn field<'a>(fields: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    fields
+        .iter()
+        .rev()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+}
+
+/// The form's fields as the API's input: `state`, `qualifier`, the current evidence entries
+/// whose index is checked in `keep`, then a new attestation when any of `by`, `date`, `what`
+/// is filled in (each checked by the server), and `reason`.
+pub fn change_input(current: &[Evidence], fields: &[(String, String)]) -> Value {
+    let keep: Vec<usize> = fields
+        .iter()
+        .filter(|(k, _)| k == "keep")
+        .filter_map(|(_, v)| v.parse().ok())
+        .collect();
+    let mut evidence: Vec<Value> = current
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| keep.contains(i))
+        .filter_map(|(_, e)| serde_json::to_value(e).ok())
+        .collect();
+    let (by, date, what) = (
+        field(fields, "by").unwrap_or_default().trim(),
+        field(fields, "date").unwrap_or_default().trim(),
+        field(fields, "what").unwrap_or_default().trim(),
+    );
+    if !(by.is_empty() && date.is_empty() && what.is_empty()) {
+        evidence.push(json!({"kind": "attestation", "by": by, "date": date, "what": what}));
+    }
+    json!({
+        "state": field(fields, "state").unwrap_or_default(),
+        "qualifier": field(fields, "qualifier").unwrap_or_default(),
+        "evidence": evidence,
+        "reason": field(fields, "reason").unwrap_or_default(),
+    })
+}
+
+#[cfg(feature = "ssr")]
+fn service() -> Result<(crate::ssr::SelfServiceHandle, http::request::Parts), ServerFnError> {
+    let service = use_context::<crate::ssr::SelfServiceHandle>()
+        .ok_or_else(|| ServerFnError::new("self-service is not available"))?;
+    let parts =
+        use_context::<http::request::Parts>().ok_or_else(|| ServerFnError::new("no request"))?;
+    Ok((service, parts))
+}
+
+/// What the form's fields would change in item `item`'s catalog file; `None` when there is no
+/// such item. Refused fields answer 422 with every problem.
+#[server(prefix = "/_fn", endpoint = "catalog-change-preview", input = leptos::server_fn::codec::Json)]
+pub async fn preview_catalog_change(
+    item: String,
+    fields: Vec<(String, String)>,
+) -> Result<Option<ChangePreviewPage>, ServerFnError> {
+    use super::selfservice::SsError;
+    let (service, parts) = service()?;
+    let snapshot = use_context::<crate::ssr::PortalHandle>()
+        .ok_or_else(|| ServerFnError::new("the catalog is not available"))?
+        .snapshot();
+    let Some(it) = snapshot.catalog().items.iter().find(|i| i.id == item) else {
+        return Ok(None);
+    };
+    let current = ItemFieldsView {
+        state: it.state,
+        qualifier: it.qualifier,
+        evidence: it.evidence.clone(),
+    };
+    let input = change_input(&current.evidence, &fields);
+    let outcome = match service
+        .preview_catalog_change(&parts, &item, input.clone())
+        .await
+    {
+        Ok(view) => Ok(view),
+        Err(SsError::Refused(r)) => {
+            super::selfservice::set_status(match r {
+                Refusal::Invalid(_) => http::StatusCode::UNPROCESSABLE_ENTITY,
+                Refusal::Refused(_) => http::StatusCode::CONFLICT,
+            });
+            Err(r)
+        }
+        Err(SsError::NotFound) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    Ok(Some(ChangePreviewPage {
+        item: it.id.clone(),
+        name: it.name.clone(),
+        current,
+        input: input.to_string(),
+        outcome,
+        csrf_token: super::selfservice::csrf(&parts),
+    }))
+}
+
+/// Proposes the previewed change, then goes to the request's page.
+#[server(prefix = "/_fn", endpoint = "catalog-change")]
+pub async fn propose_catalog_change(
+    item: String,
+    input: String,
+    csrf_token: String,
+) -> Result<Result<i64, Refusal>, ServerFnError> {
+    use super::selfservice::SsError;
+    let (service, parts) = service()?;
+    super::selfservice::check_csrf(&parts, &csrf_token)?;
+    let input: Value = serde_json::from_str(&input)
+        .map_err(|_| ServerFnError::new("the change is not valid JSON"))?;
+    match service.submit_catalog_change(&parts, &item, input).await {
+        Ok(id) => {
+            leptos_axum::redirect(&format!("/requests/{id}"));
+            Ok(Ok(id))
+        }
+        Err(SsError::Refused(r)) => {
+            super::selfservice::set_status(http::StatusCode::UNPROCESSABLE_ENTITY);
+            Ok(Err(r))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn checked_entries_stay_and_a_filled_in_attestation_is_added() {
+        let current = vec![
+            Evidence::Reference {
+                text: "doc".into(),
+                url: None,
+            },
+            Evidence::Probe {
+                url: "https://x/healthz".into(),
+                expect_status: 200,
+            },
+        ];
+
+        let input = change_input(
+            &current,
+            &fields(&[
+                ("state", "declared"),
+                ("qualifier", ""),
+                ("keep", "1"),
+                ("by", " ana "),
+                ("date", "2026-11-30"),
+                ("what", "restored a VM"),
+                ("reason", "why"),
+            ]),
+        );
+
+        assert_eq!(
+            input,
+            json!({
+                "state": "declared",
+                "qualifier": "",
+                "evidence": [
+                    {"kind": "probe", "url": "https://x/healthz", "expect_status": 200},
+                    {"kind": "attestation", "by": "ana", "date": "2026-11-30", "what": "restored a VM"}
+                ],
+                "reason": "why"
+            })
+        );
+    }
+
+    #[test]
+    fn an_empty_attestation_adds_nothing_and_unchecked_entries_go() {
+        let current = vec![Evidence::Reference {
+            text: "doc".into(),
+            url: None,
+        }];
+
+        let input = change_input(&current, &fields(&[("state", "desired"), ("by", "  ")]));
+
+        assert_eq!(input["evidence"], json!([]));
+    }
+}
