@@ -3,6 +3,12 @@
 //! Outermost first: request id, tracing, request-id propagation to the response, timeout,
 //! compression, security headers.
 //!
+//! ## Compression
+//! Responses of at least [`COMPRESS_MIN_BYTES`] are gzipped at the fastest level when the
+//! client accepts it. Below that the gzip header and the compressor's set-up cost more than the
+//! bytes saved (an item by id is ~500 bytes), and at the default level compressing a list page
+//! cost more CPU than building it; the fastest level still shrinks JSON and HTML 4–8 times.
+//!
 //! ## Content Security Policy
 //! The UI is Leptos with server-side rendering and hydration. Hydration loads a wasm module
 //! (`script-src 'self'` plus `'wasm-unsafe-eval'` to compile it) from a small inline
@@ -22,7 +28,11 @@ use axum::{
 use leptos::config::LeptosOptions;
 use tower::ServiceBuilder;
 use tower_http::{
-    compression::CompressionLayer,
+    CompressionLevel,
+    compression::{
+        CompressionLayer,
+        predicate::{DefaultPredicate, Predicate, SizeAbove},
+    },
     request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer},
     services::ServeDir,
     set_header::SetResponseHeaderLayer,
@@ -43,6 +53,9 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; \
      base-uri 'self'; \
      frame-ancestors 'none'; \
      form-action 'self'";
+
+/// Smallest response body that is compressed, in bytes.
+pub const COMPRESS_MIN_BYTES: u16 = 1024;
 
 /// The header carrying the request id, set when the client did not send one.
 static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -72,7 +85,11 @@ pub fn apply(router: Router, request_timeout: Duration) -> Router {
             StatusCode::REQUEST_TIMEOUT,
             request_timeout,
         ))
-        .layer(CompressionLayer::new())
+        .layer(
+            CompressionLayer::new()
+                .quality(CompressionLevel::Fastest)
+                .compress_when(DefaultPredicate::new().and(SizeAbove::new(COMPRESS_MIN_BYTES))),
+        )
         .layer(SetResponseHeaderLayer::if_not_present(
             header::X_CONTENT_TYPE_OPTIONS,
             HeaderValue::from_static("nosniff"),
