@@ -253,7 +253,7 @@ fn load_inner(
     // Cross-file checks need every file: a file that failed to read hides ids that other files
     // refer to, and reporting those references too would bury the real error.
     let mut complete = diags.is_empty();
-    let mut parsed = Vec::with_capacity(files.len());
+    let mut to_parse = Vec::with_capacity(files.len());
     let mut total = 0usize;
     for (k, (path, bytes)) in files.iter().enumerate() {
         if k > 0 && files[k - 1].0 == *path {
@@ -279,7 +279,11 @@ fn load_inner(
             complete = false;
             break;
         }
-        match parse_file(path, bytes) {
+        to_parse.push((path.as_str(), bytes.as_slice()));
+    }
+    let mut parsed = Vec::with_capacity(to_parse.len());
+    for result in parallel_map(&to_parse, |(path, bytes)| parse_file(path, bytes)) {
+        match result {
             Ok(p) => parsed.push(p),
             Err(d) => {
                 diags.push(d);
@@ -287,7 +291,23 @@ fn load_inner(
             }
         }
     }
-    validate(&parsed, complete, &mut diags);
+    // Validation needs positions only to report problems: the files are read for them (a
+    // second time) only when there is something to report, and then everything is checked
+    // again with them.
+    let mut problems = Vec::new();
+    validate(&parsed, complete, &mut problems);
+    if !problems.is_empty() {
+        let shadows = parallel_map(&parsed, |pf| {
+            let text = std::str::from_utf8(pf.source).unwrap_or_default();
+            serde_saphyr::from_str_with_options::<Shadow>(text, yaml_options()).unwrap_or_default()
+        });
+        for (pf, shadow) in parsed.iter_mut().zip(shadows) {
+            pf.shadow = shadow;
+        }
+        problems.clear();
+        validate(&parsed, complete, &mut problems);
+    }
+    diags.append(&mut problems);
     if !diags.is_empty() {
         diags.sort();
         if diags.len() > MAX_DIAGNOSTICS {
@@ -311,22 +331,66 @@ fn load_inner(
     })
 }
 
-/// Reads one file twice: the lenient shadow first, so a syntax error is reported as such and
-/// not as whatever field the strict reading happened to miss before reaching it.
-fn parse_file(path: &str, bytes: &[u8]) -> Result<ParsedFile, Diagnostic> {
+/// Reads one file into the strict model, without positions.
+///
+/// When the strict reading fails, the file is read again into the lenient shadow: if that
+/// fails too, the file is not well-formed YAML and that error is reported, rather than
+/// whatever field the strict reading happened to miss before reaching the broken spot.
+fn parse_file<'a>(path: &str, bytes: &'a [u8]) -> Result<ParsedFile<'a>, Diagnostic> {
     let text = std::str::from_utf8(bytes).map_err(|e| {
         let (line, column) = line_col(&bytes[..e.valid_up_to()]);
         Diagnostic::new(path, line, column, "not valid UTF-8")
     })?;
-    let shadow: Shadow = serde_saphyr::from_str_with_options(text, yaml_options())
-        .map_err(|e| yaml_diag(path, &e))?;
-    let file: CatalogFile = serde_saphyr::from_str_with_options(text, yaml_options())
-        .map_err(|e| yaml_diag(path, &e))?;
-    Ok(ParsedFile {
-        path: path.to_owned(),
-        file,
-        shadow,
-    })
+    match serde_saphyr::from_str_with_options::<CatalogFile>(text, yaml_options()) {
+        Ok(file) => Ok(ParsedFile {
+            path: path.to_owned(),
+            source: bytes,
+            file,
+            shadow: Shadow::default(),
+        }),
+        Err(strict) => {
+            let lenient = serde_saphyr::from_str_with_options::<Shadow>(text, yaml_options());
+            Err(yaml_diag(path, lenient.err().as_ref().unwrap_or(&strict)))
+        }
+    }
+}
+
+/// `f` over every element, on up to as many threads as the machine has cores, results in the
+/// order of `items`. The catalog's files are parsed this way: parsing is most of a load.
+fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(items.len());
+    if threads <= 1 {
+        return items.iter().map(f).collect();
+    }
+    // Files differ in size, so threads take the next file as they finish one.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut done: Vec<(usize, R)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut out = Vec::new();
+                    loop {
+                        let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(item) = items.get(k) else {
+                            return out;
+                        };
+                        out.push((k, f(item)));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| match w.join() {
+                Ok(out) => out,
+                Err(panic) => std::panic::resume_unwind(panic),
+            })
+            .collect()
+    });
+    done.sort_unstable_by_key(|(k, _)| *k);
+    done.into_iter().map(|(_, r)| r).collect()
 }
 
 /// serde-saphyr's defaults (resource budget, alias limits, duplicate keys are errors) without
@@ -358,7 +422,7 @@ fn line_col(prefix: &[u8]) -> (u64, u64) {
     (line, last.chars().count() as u64 + 1)
 }
 
-fn merge(files: Vec<ParsedFile>) -> Catalog {
+fn merge(files: Vec<ParsedFile<'_>>) -> Catalog {
     let mut c = Catalog::default();
     for pf in files {
         let f = pf.file;

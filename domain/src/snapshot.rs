@@ -2,6 +2,11 @@
 //!
 //! The server keeps one `Snapshot` behind an atomic pointer and swaps it whole on reload;
 //! every read (API, pages) is a plain function over it, with no locks and no I/O.
+//!
+//! Built once per load, the indexes make the common reads independent of the catalog's size:
+//! a set of item positions (a bitset) per state, qualifier, site and layer (with its
+//! sub-layers), so a filter is a few word-wise ANDs and the number of matches a popcount; and
+//! the tasks and decisions of each item, so an item's page does not scan them.
 
 use std::collections::HashMap;
 
@@ -22,8 +27,107 @@ pub struct Snapshot {
     site_index: HashMap<String, usize>,
     /// item index -> indexes of items that depend on it.
     dependents: Vec<Vec<usize>>,
-    /// lowercase haystack per item for text search.
-    search_text: Vec<String>,
+    /// Items per state, in the order of `State::ALL`.
+    by_state: [Bits; 3],
+    /// Items per qualifier, in the order of `Qualifier::ALL`.
+    by_qualifier: [Bits; 5],
+    /// Items per site, by site index.
+    by_site: Vec<Bits>,
+    /// Items per layer, sub-layers included, by layer index.
+    by_layer: Vec<Bits>,
+    /// item index -> indexes of the tasks that name it.
+    item_tasks: Vec<Vec<u32>>,
+    /// item index -> indexes of the decisions it names or that name it, in catalog order.
+    item_decisions: Vec<Vec<u32>>,
+}
+
+/// A set of item positions, one bit per item.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Bits(Vec<u64>);
+
+impl Bits {
+    fn empty(len: usize) -> Self {
+        Bits(vec![0; len.div_ceil(64)])
+    }
+
+    fn full(len: usize) -> Self {
+        let mut b = Bits(vec![u64::MAX; len.div_ceil(64)]);
+        if let Some(last) = b.0.last_mut()
+            && !len.is_multiple_of(64)
+        {
+            *last = (1u64 << (len % 64)) - 1;
+        }
+        b
+    }
+
+    fn insert(&mut self, i: usize) {
+        self.0[i / 64] |= 1 << (i % 64);
+    }
+
+    fn and(&mut self, other: &Bits) {
+        for (a, b) in self.0.iter_mut().zip(&other.0) {
+            *a &= b;
+        }
+    }
+
+    fn count(&self) -> usize {
+        self.0.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    /// The positions in the set, ascending.
+    fn positions(&self) -> impl Iterator<Item = usize> + '_ {
+        self.0.iter().enumerate().flat_map(|(k, &w)| ones(k, w))
+    }
+
+    /// The positions in the set, ascending, consuming it.
+    fn into_positions(self) -> impl Iterator<Item = usize> {
+        self.0.into_iter().enumerate().flat_map(|(k, w)| ones(k, w))
+    }
+}
+
+/// The positions of the bits set in `word`, the `k`-th word of a set, ascending.
+fn ones(k: usize, mut word: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        if word == 0 {
+            return None;
+        }
+        let bit = word.trailing_zeros() as usize;
+        word &= word - 1;
+        Some(k * 64 + bit)
+    })
+}
+
+/// One page of the items matching a filter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ItemMatches<'a> {
+    /// The matching items from `offset`, at most `limit` of them, in catalog order.
+    pub items: Vec<&'a Item>,
+    /// How many items match, over all pages.
+    pub total: usize,
+}
+
+/// Whether `hay`, lowercased, contains `needle` (already lowercase and not empty).
+///
+/// ASCII text, most of a catalog, is compared in place; other text is lowercased first.
+fn contains_lowercase(hay: &str, needle: &str) -> bool {
+    if hay.is_ascii() {
+        // A lowercase non-ASCII character never appears in lowercased ASCII text.
+        needle.is_ascii()
+            && hay
+                .as_bytes()
+                .windows(needle.len())
+                .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
+    } else {
+        hay.to_lowercase().contains(needle)
+    }
+}
+
+/// Whether the item's id, name, notes or one of its tags contains `needle` (lowercase).
+fn item_has_text(it: &Item, needle: &str) -> bool {
+    contains_lowercase(&it.id, needle)
+        || contains_lowercase(&it.name, needle)
+        || contains_lowercase(&it.notes, needle)
+        || it.tags.iter().any(|t| contains_lowercase(t, needle))
 }
 
 /// Filters for the item list; `None` means "any".
@@ -143,19 +247,20 @@ impl Snapshot {
             .enumerate()
             .map(|(i, it)| (it.id.clone(), i))
             .collect();
-        let layer_index = catalog
+        let layer_index: HashMap<String, usize> = catalog
             .layers
             .iter()
             .enumerate()
             .map(|(i, l)| (l.id.clone(), i))
             .collect();
-        let site_index = catalog
+        let site_index: HashMap<String, usize> = catalog
             .sites
             .iter()
             .enumerate()
             .map(|(i, s)| (s.id.clone(), i))
             .collect();
-        let mut dependents = vec![Vec::new(); catalog.items.len()];
+        let n = catalog.items.len();
+        let mut dependents = vec![Vec::new(); n];
         for (i, item) in catalog.items.iter().enumerate() {
             for dep in &item.depends_on {
                 if let Some(&d) = item_index.get(dep) {
@@ -163,23 +268,70 @@ impl Snapshot {
                 }
             }
         }
-        let search_text = catalog
-            .items
-            .iter()
-            .map(|it| {
-                let mut s = String::with_capacity(it.id.len() + it.name.len() + it.notes.len() + 8);
-                s.push_str(&it.id);
-                s.push('\n');
-                s.push_str(&it.name);
-                s.push('\n');
-                s.push_str(&it.notes);
-                for t in &it.tags {
-                    s.push('\n');
-                    s.push_str(t);
+        let mut by_state = std::array::from_fn(|_| Bits::empty(n));
+        let mut by_qualifier = std::array::from_fn(|_| Bits::empty(n));
+        let mut by_site = vec![Bits::empty(n); catalog.sites.len()];
+        let mut by_layer = vec![Bits::empty(n); catalog.layers.len()];
+        for (i, item) in catalog.items.iter().enumerate() {
+            if let Some(k) = State::ALL.iter().position(|s| *s == item.state) {
+                by_state[k].insert(i);
+            }
+            if let Some(k) = item
+                .qualifier
+                .and_then(|q| Qualifier::ALL.iter().position(|x| *x == q))
+            {
+                by_qualifier[k].insert(i);
+            }
+            for site in &item.sites {
+                if let Some(&k) = site_index.get(site) {
+                    by_site[k].insert(i);
                 }
-                s.to_lowercase()
-            })
+            }
+            // The item's layer and every ancestor; the bound guards against a parent cycle,
+            // which validation refuses.
+            let mut layer = Some(item.layer.as_str());
+            for _ in 0..=catalog.layers.len() {
+                let Some(&k) = layer.and_then(|l| layer_index.get(l)) else {
+                    break;
+                };
+                by_layer[k].insert(i);
+                layer = catalog.layers[k].parent.as_deref();
+            }
+        }
+        let mut item_tasks: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for (t, task) in catalog.tasks.iter().enumerate() {
+            for id in &task.items {
+                if let Some(&i) = item_index.get(id)
+                    && item_tasks[i].last() != Some(&(t as u32))
+                {
+                    item_tasks[i].push(t as u32);
+                }
+            }
+        }
+        let decision_index: HashMap<&str, usize> = catalog
+            .decisions
+            .iter()
+            .enumerate()
+            .map(|(k, d)| (d.id.as_str(), k))
             .collect();
+        let mut item_decisions: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for (k, d) in catalog.decisions.iter().enumerate() {
+            for id in &d.items {
+                if let Some(&i) = item_index.get(id) {
+                    item_decisions[i].push(k as u32);
+                }
+            }
+        }
+        for (i, item) in catalog.items.iter().enumerate() {
+            for id in &item.decisions {
+                if let Some(&k) = decision_index.get(id.as_str()) {
+                    item_decisions[i].push(k as u32);
+                }
+            }
+            item_decisions[i].sort_unstable();
+            item_decisions[i].dedup();
+        }
+        drop(decision_index);
         Snapshot {
             catalog,
             hash,
@@ -188,7 +340,12 @@ impl Snapshot {
             layer_index,
             site_index,
             dependents,
-            search_text,
+            by_state,
+            by_qualifier,
+            by_site,
+            by_layer,
+            item_tasks,
+            item_decisions,
         }
     }
 
@@ -243,30 +400,84 @@ impl Snapshot {
         cur
     }
 
+    /// The positions of the items that pass the filter's site, layer, state and qualifier;
+    /// the text is left to the caller.
+    fn candidates(&self, f: &ItemFilter) -> Bits {
+        let n = self.catalog.items.len();
+        let mut bits = Bits::full(n);
+        if let Some(s) = f.state
+            && let Some(k) = State::ALL.iter().position(|x| *x == s)
+        {
+            bits.and(&self.by_state[k]);
+        }
+        if let Some(q) = f.qualifier
+            && let Some(k) = Qualifier::ALL.iter().position(|x| *x == q)
+        {
+            bits.and(&self.by_qualifier[k]);
+        }
+        // An unknown site or layer matches nothing: no item of a valid catalog names it.
+        if let Some(site) = f.site.as_deref() {
+            match self.site_index.get(site) {
+                Some(&k) => bits.and(&self.by_site[k]),
+                None => bits = Bits::empty(n),
+            }
+        }
+        if let Some(layer) = f.layer.as_deref() {
+            match self.layer_index.get(layer) {
+                Some(&k) => bits.and(&self.by_layer[k]),
+                None => bits = Bits::empty(n),
+            }
+        }
+        bits
+    }
+
+    /// The search text of a filter, trimmed and lowercased; `None` when blank.
+    fn needle(f: &ItemFilter) -> Option<String> {
+        f.q.as_ref()
+            .map(|q| q.trim().to_lowercase())
+            .filter(|q| !q.is_empty())
+    }
+
     /// Items matching a filter, in catalog order.
     pub fn filter_items<'a>(&'a self, f: &'a ItemFilter) -> impl Iterator<Item = &'a Item> + 'a {
-        let needle =
-            f.q.as_ref()
-                .map(|q| q.trim().to_lowercase())
-                .filter(|q| !q.is_empty());
-        self.catalog
-            .items
-            .iter()
-            .enumerate()
-            .filter(move |(i, it)| {
-                f.state.is_none_or(|s| it.state == s)
-                    && f.qualifier.is_none_or(|q| it.qualifier == Some(q))
-                    && f.site
-                        .as_deref()
-                        .is_none_or(|s| it.sites.iter().any(|x| x == s))
-                    && f.layer
-                        .as_deref()
-                        .is_none_or(|l| self.layer_within(&it.layer, l))
-                    && needle
-                        .as_deref()
-                        .is_none_or(|n| self.search_text[*i].contains(n))
-            })
-            .map(|(_, it)| it)
+        let needle = Self::needle(f);
+        let bits = self.candidates(f);
+        bits.into_positions()
+            .map(|i| &self.catalog.items[i])
+            .filter(move |it| needle.as_deref().is_none_or(|n| item_has_text(it, n)))
+    }
+
+    /// The items matching a filter from `offset`, at most `limit`, and how many match in all.
+    ///
+    /// Without a search text the count is read off the indexes, whatever the catalog's size.
+    pub fn page_items(&self, f: &ItemFilter, offset: usize, limit: usize) -> ItemMatches<'_> {
+        let bits = self.candidates(f);
+        match Self::needle(f) {
+            None => ItemMatches {
+                items: bits
+                    .positions()
+                    .skip(offset)
+                    .take(limit)
+                    .map(|i| &self.catalog.items[i])
+                    .collect(),
+                total: bits.count(),
+            },
+            Some(needle) => {
+                let mut total = 0;
+                let mut items = Vec::with_capacity(limit.min(64));
+                for it in bits
+                    .positions()
+                    .map(|i| &self.catalog.items[i])
+                    .filter(|it| item_has_text(it, &needle))
+                {
+                    if total >= offset && items.len() < limit {
+                        items.push(it);
+                    }
+                    total += 1;
+                }
+                ItemMatches { items, total }
+            }
+        }
     }
 
     /// Items that depend on `id`.
@@ -284,11 +495,15 @@ impl Snapshot {
 
     /// Pending tasks that name the item.
     pub fn tasks_for_item(&self, id: &str) -> Vec<&Task> {
-        self.catalog
-            .tasks
-            .iter()
-            .filter(|t| t.items.iter().any(|i| i == id))
-            .collect()
+        self.item_index
+            .get(id)
+            .map(|&i| {
+                self.item_tasks[i]
+                    .iter()
+                    .map(|&t| &self.catalog.tasks[t as usize])
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// Pending tasks of a layer and its sub-layers.
@@ -302,6 +517,15 @@ impl Snapshot {
 
     /// Decisions that shape the item: those it names and those that name it.
     pub fn decisions_for_item(&self, item: &Item) -> Vec<&Decision> {
+        if let Some(&i) = self.item_index.get(&item.id)
+            && std::ptr::eq(item, &self.catalog.items[i])
+        {
+            return self.item_decisions[i]
+                .iter()
+                .map(|&k| &self.catalog.decisions[k as usize])
+                .collect();
+        }
+        // An item from elsewhere (another snapshot, an edited copy): its own references count.
         self.catalog
             .decisions
             .iter()
@@ -653,6 +877,176 @@ tasks:
         assert_eq!(s.decisions_for_item(argocd)[0].id, "hub-per-site");
         assert_eq!(s.decisions_for_layer("l8").len(), 1);
         assert!(s.decisions_for_layer("l0").is_empty());
+    }
+
+    /// The filter as a plain scan of every item, to check the indexes against.
+    fn scanned<'a>(s: &'a Snapshot, f: &ItemFilter) -> Vec<&'a str> {
+        let needle = f.q.as_deref().map(|q| q.trim().to_lowercase());
+        s.catalog()
+            .items
+            .iter()
+            .filter(|it| {
+                f.state.is_none_or(|x| it.state == x)
+                    && f.qualifier.is_none_or(|q| it.qualifier == Some(q))
+                    && f.site
+                        .as_deref()
+                        .is_none_or(|x| it.sites.iter().any(|y| y == x))
+                    && f.layer
+                        .as_deref()
+                        .is_none_or(|l| s.layer_within(&it.layer, l))
+                    && needle.as_deref().is_none_or(|n| {
+                        n.is_empty()
+                            || [&it.id, &it.name, &it.notes]
+                                .into_iter()
+                                .chain(&it.tags)
+                                .any(|t| t.to_lowercase().contains(n))
+                    })
+            })
+            .map(|it| it.id.as_str())
+            .collect()
+    }
+
+    #[test]
+    fn indexed_filters_and_counts_agree_with_a_scan_of_every_item() {
+        let files = crate::synthetic::synthetic(1000, 7);
+        let s = load_files(files)
+            .map_err(|d| d.to_string())
+            .expect("synthetic catalog is valid")
+            .into_snapshot(None);
+        let mut sites: Vec<Option<String>> = s
+            .catalog()
+            .sites
+            .iter()
+            .map(|x| Some(x.id.clone()))
+            .collect();
+        sites.extend([None, Some("no-such-site".to_owned())]);
+        let mut layers: Vec<Option<String>> = s
+            .catalog()
+            .layers
+            .iter()
+            .map(|x| Some(x.id.clone()))
+            .collect();
+        layers.extend([None, Some("no-such-layer".to_owned())]);
+        let states = State::ALL.map(Some).into_iter().chain([None]);
+        let mut checked = 0;
+
+        for state in states {
+            for site in &sites {
+                for layer in &layers {
+                    for q in [None, Some(" GPU ".to_owned()), Some("item-00".to_owned())] {
+                        let f = ItemFilter {
+                            site: site.clone(),
+                            layer: layer.clone(),
+                            state,
+                            qualifier: None,
+                            q,
+                        };
+                        let expected = scanned(&s, &f);
+                        let listed: Vec<&str> = s.filter_items(&f).map(|i| i.id.as_str()).collect();
+                        let page = s.page_items(&f, 3, 10);
+                        let paged: Vec<&str> = page.items.iter().map(|i| i.id.as_str()).collect();
+
+                        assert_eq!(listed, expected, "{f:?}");
+                        assert_eq!(page.total, expected.len(), "{f:?}");
+                        assert_eq!(
+                            paged,
+                            expected
+                                .iter()
+                                .skip(3)
+                                .take(10)
+                                .copied()
+                                .collect::<Vec<_>>(),
+                            "{f:?}"
+                        );
+                        checked += expected.len();
+                    }
+                }
+            }
+        }
+        for qualifier in Qualifier::ALL {
+            let f = ItemFilter {
+                qualifier: Some(qualifier),
+                ..Default::default()
+            };
+            assert_eq!(s.page_items(&f, 0, usize::MAX).total, scanned(&s, &f).len());
+        }
+        assert!(
+            checked > 1000,
+            "the filters matched too few items to mean anything"
+        );
+    }
+
+    #[test]
+    fn the_tasks_and_decisions_of_every_item_are_those_a_scan_finds() {
+        let s = load_files(crate::synthetic::synthetic(1000, 7))
+            .map_err(|d| d.to_string())
+            .expect("synthetic catalog is valid")
+            .into_snapshot(None);
+        let mut with_tasks = 0;
+        let mut with_decisions = 0;
+
+        for it in &s.catalog().items {
+            let tasks: Vec<&str> = s
+                .tasks_for_item(&it.id)
+                .iter()
+                .map(|t| t.id.as_str())
+                .collect();
+            let decisions: Vec<&str> = s
+                .decisions_for_item(it)
+                .iter()
+                .map(|d| d.id.as_str())
+                .collect();
+            let copy = it.clone();
+            let of_copy: Vec<&str> = s
+                .decisions_for_item(&copy)
+                .iter()
+                .map(|d| d.id.as_str())
+                .collect();
+
+            let scanned_tasks: Vec<&str> = s
+                .catalog()
+                .tasks
+                .iter()
+                .filter(|t| t.items.contains(&it.id))
+                .map(|t| t.id.as_str())
+                .collect();
+            let scanned_decisions: Vec<&str> = s
+                .catalog()
+                .decisions
+                .iter()
+                .filter(|d| it.decisions.contains(&d.id) || d.items.contains(&it.id))
+                .map(|d| d.id.as_str())
+                .collect();
+            assert_eq!(tasks, scanned_tasks, "{}", it.id);
+            assert_eq!(decisions, scanned_decisions, "{}", it.id);
+            assert_eq!(of_copy, scanned_decisions, "{}", it.id);
+            with_tasks += usize::from(!tasks.is_empty());
+            with_decisions += usize::from(!decisions.is_empty());
+        }
+        assert!(
+            with_tasks > 10 && with_decisions > 10,
+            "{with_tasks} / {with_decisions}"
+        );
+        assert!(s.tasks_for_item("no-such-item").is_empty());
+    }
+
+    #[test]
+    fn text_search_lowercases_text_outside_ascii() {
+        let s = snapshot();
+
+        let found = ids(
+            &s,
+            ItemFilter {
+                q: Some("PROXMOX SP".into()),
+                ..Default::default()
+            },
+        );
+
+        assert_eq!(found, ["pve-sp"]);
+        assert!(contains_lowercase("Serviço de Ímãs", "ímã"));
+        assert!(!contains_lowercase("Proxmox", "ímã"));
+        assert!(contains_lowercase("ArgoCD", "rgoc"));
+        assert!(!contains_lowercase("Ar", "arg"));
     }
 
     #[test]

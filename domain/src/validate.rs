@@ -1,8 +1,8 @@
 //! Semantic validation of a parsed catalog: ids, references, cycles, the single platform.
 //!
-//! The model types carry no positions (they are shared with the API and the UI), so each file
-//! is also read into a lenient "shadow" that keeps only ids and references, each wrapped in
-//! [`Spanned`]. The shadow comes from the same document as the model value, so its lists line
+//! The model types carry no positions (they are shared with the API and the UI), so when there
+//! is a problem to report each file is also read into a lenient "shadow" that keeps only ids
+//! and references, each wrapped in [`Spanned`]. The shadow comes from the same document as the model value, so its lists line
 //! up index by index with the model's, and a position is found by kind, index, field and
 //! element index.
 
@@ -96,13 +96,16 @@ struct TaskShadow {
     after: Many,
 }
 
-/// One file read twice: the strict model value and the shadow with positions.
-pub(crate) struct ParsedFile {
+/// One file: the strict model value and, once there is a problem to place, the shadow with
+/// positions.
+pub(crate) struct ParsedFile<'a> {
     /// Relative path, for diagnostics.
     pub path: String,
+    /// The file's contents, to read the shadow from when it is needed.
+    pub source: &'a [u8],
     /// The strict value.
     pub file: CatalogFile,
-    /// Positions.
+    /// Positions; empty (every position 0:0) until the file is read for them.
     pub shadow: Shadow,
 }
 
@@ -164,7 +167,7 @@ struct Ref<'a> {
 
 /// Everything with an id and every reference, in catalog order.
 struct Index<'a> {
-    files: &'a [ParsedFile],
+    files: &'a [ParsedFile<'a>],
     entries: [Vec<Entry<'a>>; KINDS],
     refs: Vec<Ref<'a>>,
     /// id -> index of its first entry, per kind.
@@ -179,7 +182,7 @@ fn pos(file: usize, sp: Option<&Spanned<String>>) -> Pos {
 }
 
 impl<'a> Index<'a> {
-    fn build(files: &'a [ParsedFile]) -> Self {
+    fn build(files: &'a [ParsedFile<'a>]) -> Self {
         let mut ix = Index {
             files,
             entries: Default::default(),
@@ -449,7 +452,7 @@ pub fn is_valid_id(id: &str) -> bool {
 ///
 /// `cross_refs` is false when some file of the catalog could not be read: its ids are then
 /// missing, and reporting every reference to them as dangling would bury the real error.
-pub(crate) fn validate(files: &[ParsedFile], cross_refs: bool, out: &mut Vec<Diagnostic>) {
+pub(crate) fn validate(files: &[ParsedFile<'_>], cross_refs: bool, out: &mut Vec<Diagnostic>) {
     let ix = Index::build(files);
     check_platforms(files, out);
     check_ids(&ix, out);
@@ -461,7 +464,7 @@ pub(crate) fn validate(files: &[ParsedFile], cross_refs: bool, out: &mut Vec<Dia
     }
 }
 
-fn check_platforms(files: &[ParsedFile], out: &mut Vec<Diagnostic>) {
+fn check_platforms(files: &[ParsedFile<'_>], out: &mut Vec<Diagnostic>) {
     let mut first: Option<String> = None;
     for pf in files {
         if pf.file.platform.is_none() {

@@ -289,15 +289,23 @@ impl Db {
                         source,
                     })?;
                 }
+                // No ping before handing out a connection: the database is a local file that
+                // cannot drop a connection the way a server can, and the ping was a round trip
+                // to the connection's worker thread on every query. A failing connection still
+                // fails its query, and sqlx closes it.
                 let pool = SqlitePoolOptions::new()
                     .max_connections(max_connections.max(1))
                     .acquire_timeout(Duration::from_secs(5))
+                    .test_before_acquire(false)
                     .connect_with(options)
                     .await?;
                 Ok(Db::Sqlite(pool))
             }
             Backend::Postgres => {
                 let options = PgConnectOptions::from_str(url)?;
+                // The default ping before each hand-out stays: a server, a proxy or a firewall
+                // can close an idle connection, and the ping finds that out before a query
+                // fails on it.
                 let pool = PgPoolOptions::new()
                     .max_connections(max_connections.max(1))
                     .acquire_timeout(Duration::from_secs(5))

@@ -3,6 +3,13 @@
 //! Outermost first: request id, tracing, request-id propagation to the response, timeout,
 //! compression, security headers.
 //!
+//! ## Compression
+//! Responses of at least [`COMPRESS_MIN_BYTES`] are gzipped at the fastest level when the
+//! client accepts it. Below that the gzip header and the compressor's set-up cost more than the
+//! bytes saved (an item by id is ~500 bytes), and at the default level compressing a list page
+//! cost more CPU than building it; the fastest level still shrinks a 50-item JSON list about 8
+//! times and a catalog page about 14 times.
+//!
 //! ## Content Security Policy
 //! The UI is Leptos with server-side rendering and hydration. Hydration loads a wasm module
 //! (`script-src 'self'` plus `'wasm-unsafe-eval'` to compile it) from a small inline
@@ -12,7 +19,14 @@
 //! hydration. Everything else is locked to our own origin, nothing may frame the portal, and
 //! forms post only to it. Responses that set their own CSP keep it (`if_not_present`).
 
-use std::{path::PathBuf, time::Duration};
+use std::{
+    path::PathBuf,
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::Duration,
+};
 
 use axum::{
     Router,
@@ -22,8 +36,12 @@ use axum::{
 use leptos::config::LeptosOptions;
 use tower::ServiceBuilder;
 use tower_http::{
-    compression::CompressionLayer,
-    request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer},
+    CompressionLevel,
+    compression::{
+        CompressionLayer,
+        predicate::{DefaultPredicate, Predicate, SizeAbove},
+    },
+    request_id::{MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer},
     services::ServeDir,
     set_header::SetResponseHeaderLayer,
     timeout::TimeoutLayer,
@@ -44,13 +62,19 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; \
      frame-ancestors 'none'; \
      form-action 'self'";
 
+/// Smallest response body that is compressed, in bytes.
+pub const COMPRESS_MIN_BYTES: u16 = 1024;
+
 /// The header carrying the request id, set when the client did not send one.
 static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// Wraps the whole application in the common layers.
 pub fn apply(router: Router, request_timeout: Duration) -> Router {
     let layers = ServiceBuilder::new()
-        .layer(SetRequestIdLayer::new(REQUEST_ID.clone(), MakeRequestUuid))
+        .layer(SetRequestIdLayer::new(
+            REQUEST_ID.clone(),
+            SequentialRequestId::new(rand::random()),
+        ))
         .layer(
             TraceLayer::new_for_http().make_span_with(|request: &Request<Body>| {
                 let id = request
@@ -72,7 +96,11 @@ pub fn apply(router: Router, request_timeout: Duration) -> Router {
             StatusCode::REQUEST_TIMEOUT,
             request_timeout,
         ))
-        .layer(CompressionLayer::new())
+        .layer(
+            CompressionLayer::new()
+                .quality(CompressionLevel::Fastest)
+                .compress_when(DefaultPredicate::new().and(SizeAbove::new(COMPRESS_MIN_BYTES))),
+        )
         .layer(SetResponseHeaderLayer::if_not_present(
             header::X_CONTENT_TYPE_OPTIONS,
             HeaderValue::from_static("nosniff"),
@@ -92,6 +120,40 @@ pub fn apply(router: Router, request_timeout: Duration) -> Router {
     router.layer(layers)
 }
 
+/// Request ids for requests that came without one: a random 64-bit prefix drawn once per
+/// process, then a counter, as 32 hex digits (`3f9c…-000000000000002a`).
+///
+/// Ids only need to tell requests apart in the logs, not to be secret, so this spares every
+/// request a draw from the operating system's random source; the prefix keeps ids of
+/// different processes and restarts apart.
+#[derive(Debug, Clone)]
+pub struct SequentialRequestId {
+    prefix: u64,
+    next: Arc<AtomicU64>,
+}
+
+impl SequentialRequestId {
+    /// Ids starting with `prefix`, counting from 1.
+    pub fn new(prefix: u64) -> Self {
+        SequentialRequestId {
+            prefix,
+            next: Arc::new(AtomicU64::new(1)),
+        }
+    }
+
+    fn next_value(&self) -> HeaderValue {
+        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        let text = format!("{:016x}-{n:016x}", self.prefix);
+        HeaderValue::from_str(&text).expect("hex digits and a dash are a valid header value")
+    }
+}
+
+impl MakeRequestId for SequentialRequestId {
+    fn make_request_id<B>(&mut self, _request: &Request<B>) -> Option<RequestId> {
+        Some(RequestId::new(self.next_value()))
+    }
+}
+
 /// `/pkg`: the hydration bundle (JS, wasm, CSS) from `<site_root>/<site_pkg_dir>`.
 ///
 /// The file names carry no content hash, so browsers must revalidate (`no-cache`); the
@@ -106,4 +168,23 @@ pub fn static_files(leptos: &LeptosOptions) -> Router<AppState> {
         ))
         .service(ServeDir::new(dir));
     Router::new().nest_service(&path, service)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_ids_share_the_process_prefix_and_never_repeat() {
+        let ids = SequentialRequestId::new(0x3f9c_0000_0000_00a1);
+        let copy = ids.clone();
+
+        let first = ids.next_value();
+        let second = copy.next_value();
+        let third = ids.next_value();
+
+        assert_eq!(first, "3f9c0000000000a1-0000000000000001");
+        assert_eq!(second, "3f9c0000000000a1-0000000000000002");
+        assert_eq!(third, "3f9c0000000000a1-0000000000000003");
+    }
 }

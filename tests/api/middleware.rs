@@ -45,4 +45,20 @@ on_both_databases! {
         assert_eq!(response.status().as_u16(), 200);
         assert_eq!(response.headers()["content-encoding"], "gzip");
     }
+
+    async fn responses_under_a_kilobyte_are_sent_uncompressed(backend: Backend) {
+        let app = spawn_app(backend).await;
+
+        let response = app
+            .client
+            .get(format!("{}/healthz", app.address))
+            .header("accept-encoding", "gzip")
+            .send()
+            .await
+            .unwrap();
+
+        assert_eq!(response.status().as_u16(), 200);
+        assert!(response.headers().get("content-encoding").is_none());
+        assert_eq!(response.text().await.unwrap(), "ok");
+    }
 }

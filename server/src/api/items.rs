@@ -176,18 +176,11 @@ pub async fn list_items(
 ) -> Result<Response, ApiError> {
     let snapshot = catalog.current().snapshot.clone();
     let (filter, limit, offset) = ItemQuery::parse(raw.as_deref(), &snapshot)?;
-    let mut total = 0;
-    let mut items = Vec::with_capacity(limit.min(64));
-    for item in snapshot.filter_items(&filter) {
-        if total >= offset && items.len() < limit {
-            items.push(item);
-        }
-        total += 1;
-    }
+    let page = snapshot.page_items(&filter, offset, limit);
     // Serialized here, while the snapshot is borrowed, so items are not cloned.
     Ok(Json(ItemPage {
-        items,
-        total,
+        items: page.items,
+        total: page.total,
         limit,
         offset,
     })
