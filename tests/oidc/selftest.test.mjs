@@ -575,14 +575,19 @@ describe('knobs for the negative cases', () => {
       },
     });
     running.add(child);
-    const [line] = await once(readline.createInterface({ input: child.stdout }), 'line');
-    const ready = JSON.parse(line);
+    const exited = once(child, 'exit');
+    // The async iterator buffers lines, so the readiness line cannot be missed between two
+    // listeners; a provider that exits first ends the iteration instead of hanging it.
+    const lines = readline.createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+    const first = await lines.next();
+    assert.equal(first.done, false, 'the provider printed its readiness line');
+    const ready = JSON.parse(first.value);
     assert.match(ready.issuer, /\/application\/o\/portal\/$/);
     assert.equal(ready.alg, 'HS256');
     const discovery = await (await fetch(ready.discovery)).json();
     assert.equal(discovery.end_session_endpoint, `${new URL(ready.issuer).origin}/application/o/portal/end-session/`);
     child.stdin.end();
-    assert.deepEqual(await once(child, 'exit'), [0, null]);
+    assert.deepEqual(await exited, [0, null]);
     running.delete(child);
   });
 

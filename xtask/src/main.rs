@@ -322,10 +322,12 @@ fn test() -> Result<()> {
     sh(&cargo(), ["test", "--workspace"])?;
     // The test OpenID provider's own self-test.
     let mut oidc = Command::new("node");
-    oidc.args(["--test"]).current_dir("tests/oidc");
+    // A test that hangs fails after a minute instead of holding the whole run.
+    oidc.args(["--test", "--test-timeout=60000"])
+        .current_dir("tests/oidc");
     run_cmd(&mut oidc)?;
     let mut node = Command::new("node");
-    node.args(["--test", "--test-concurrency=1"])
+    node.args(["--test", "--test-concurrency=1", "--test-timeout=300000"])
         .current_dir("tests/browser")
         .env("MIRANTE_BIN", workspace_root().join("target/debug/mirante"))
         .env("LEPTOS_SITE_ROOT", workspace_root().join("target/site"));
