@@ -19,7 +19,7 @@ fn change() -> Value {
         "state": "declared",
         "qualifier": "partial",
         "evidence": [
-            {"kind": "reference", "text": "VyOS SP renumerado pra 192.168.10.0/23 (PR"},
+            {"kind": "reference", "text": "VyOS SP renumerado pra 192.168.10.0/23 (PR #8)"},
             {"kind": "attestation", "by": "ana", "date": "2026-11-30", "what": "failover: tested # twice, \"really\""}
         ],
         "reason": "The renumbering is in IaC but the failover was only partly tested."
@@ -204,7 +204,7 @@ on_both_databases! {
         app.post_json(&app.client, "/api/v1/items/nope/changes/preview", &change(), 404).await;
         let same = json!({
             "state": "validated",
-            "evidence": [{"kind": "reference", "text": "VyOS SP renumerado pra 192.168.10.0/23 (PR"}],
+            "evidence": [{"kind": "reference", "text": "VyOS SP renumerado pra 192.168.10.0/23 (PR #8)"}],
             "reason": "no-op"
         });
         app.post_json(&app.client, &format!("/api/v1/items/{ITEM}/changes/preview"), &same, 400).await;
