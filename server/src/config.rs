@@ -25,6 +25,7 @@
 //! | `forge_token`           | `MIRANTE_FORGE_TOKEN`          | required with a hosted forge (secret) |
 //! | `webhook_secret`        | `MIRANTE_WEBHOOK_SECRET`       | unset: webhooks are refused (secret) |
 //! | `base_branch`           | `MIRANTE_BASE_BRANCH`          | `main`                               |
+//! | `monorepo_catalog`      | `MIRANTE_MONOREPO_CATALOG`     | `catalog`: the catalog's folder in the monorepo (read there with the local forge; where catalog changes are proposed on any forge) |
 //! | `monorepo_templates`    | `MIRANTE_MONOREPO_TEMPLATES`   | `self-service/templates`: the monorepo folder whose templates join the built-in ones (any forge; empty: none) |
 //! | `forge_poll_secs`       | `MIRANTE_FORGE_POLL_SECS`      | `60`: how often open pull requests are checked (`0`: off) |
 //! | `worker_lease_secs`     | `MIRANTE_WORKER_LEASE_SECS`    | `60`: how long a claimed job is a worker's before another may take it |
@@ -88,6 +89,7 @@ const ENV_KEYS: &[&str] = &[
     "forge_token",
     "webhook_secret",
     "base_branch",
+    "monorepo_catalog",
     "monorepo_templates",
     "forge_poll_secs",
     "worker_lease_secs",
@@ -189,6 +191,10 @@ pub struct Config {
     /// The monorepo branch requests start from and are merged into.
     #[serde(default = "default_base_branch")]
     pub base_branch: String,
+    /// The catalog's folder in the monorepo: the local forge reads the catalog there, and
+    /// admins' catalog changes are proposed against its files on any forge.
+    #[serde(default = "default_monorepo_catalog")]
+    pub monorepo_catalog: String,
     /// The folder of the monorepo's base branch whose self-service templates join (and
     /// replace, by id) the built-in ones, on any forge; empty: none.
     #[serde(default = "default_monorepo_templates")]
@@ -238,6 +244,10 @@ fn default_probe_timeout_secs() -> u64 {
 
 fn default_probe_concurrency() -> usize {
     8
+}
+
+fn default_monorepo_catalog() -> String {
+    "catalog".to_owned()
 }
 
 fn default_monorepo_templates() -> String {
@@ -326,6 +336,7 @@ impl Default for Config {
             forge_token: None,
             webhook_secret: None,
             base_branch: default_base_branch(),
+            monorepo_catalog: default_monorepo_catalog(),
             monorepo_templates: default_monorepo_templates(),
             forge_poll_secs: default_forge_poll_secs(),
             worker_lease_secs: default_worker_lease_secs(),
@@ -453,6 +464,13 @@ impl Config {
                 self.base_branch
             )));
         }
+        let catalog = self.monorepo_catalog.trim_end_matches('/');
+        if catalog.is_empty() || !crate::selfservice::forge::local::is_safe_path(catalog) {
+            return Err(ConfigError::Forge(format!(
+                "MIRANTE_MONOREPO_CATALOG `{}` is not a folder inside the monorepo",
+                self.monorepo_catalog
+            )));
+        }
         let folder = self.monorepo_templates.trim_end_matches('/');
         if !folder.is_empty() && !crate::selfservice::forge::local::is_safe_path(folder) {
             return Err(ConfigError::Forge(format!(
@@ -480,6 +498,11 @@ impl Config {
             )));
         }
         Ok(())
+    }
+
+    /// The catalog's folder in the monorepo, without a trailing `/`.
+    pub fn catalog_folder(&self) -> &str {
+        self.monorepo_catalog.trim_end_matches('/')
     }
 
     /// The local monorepo's directory: `monorepo` when set, else `<data_dir>/monorepo`.
@@ -562,6 +585,7 @@ impl Config {
             },
             forge_url: self.forge_url.as_deref().map(redact_url),
             base_branch: &self.base_branch,
+            monorepo_catalog: &self.monorepo_catalog,
             monorepo_templates: &self.monorepo_templates,
             forge_poll_secs: self.forge_poll_secs,
             worker_lease_secs: self.worker_lease_secs,
@@ -628,6 +652,7 @@ struct Printable<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     forge_url: Option<String>,
     base_branch: &'a str,
+    monorepo_catalog: &'a str,
     monorepo_templates: &'a str,
     forge_poll_secs: u64,
     worker_lease_secs: u64,
@@ -678,6 +703,7 @@ impl fmt::Debug for Config {
                 &self.webhook_secret.as_ref().map(|_| REDACTED),
             )
             .field("base_branch", &self.base_branch)
+            .field("monorepo_catalog", &self.monorepo_catalog)
             .field("monorepo_templates", &self.monorepo_templates)
             .field("forge_poll_secs", &self.forge_poll_secs)
             .field("worker_lease_secs", &self.worker_lease_secs)

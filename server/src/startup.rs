@@ -114,6 +114,7 @@ impl Application {
             templates,
             Arc::clone(&worker),
         );
+        selfservice = selfservice.with_catalog_folder(config.catalog_folder().to_owned());
         let folder = config.monorepo_templates.trim_end_matches('/');
         if !folder.is_empty() {
             selfservice = selfservice.with_monorepo_templates(folder.to_owned());

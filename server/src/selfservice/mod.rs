@@ -145,7 +145,7 @@ pub fn catalog_source(config: &Config) -> crate::catalog::CatalogSource {
             CatalogSource::Git {
                 repo: std::path::absolute(&repo).unwrap_or_else(|_| Path::new(&repo).to_owned()),
                 branch: config.base_branch.clone(),
-                dir: "catalog".to_owned(),
+                dir: config.catalog_folder().to_owned(),
             }
         }
         (None, _) => CatalogSource::Embedded,

@@ -103,6 +103,7 @@ fn forge_error(e: ForgeError) -> ServiceError {
         ForgeError::Conflict(m) => ServiceError::Conflict(m),
         ForgeError::Unsupported(m) => ServiceError::Conflict(format!("not supported: {m}")),
         ForgeError::NotFound(m) => ServiceError::Conflict(format!("not found on the forge: {m}")),
+        ForgeError::TooLarge(m) => ServiceError::Conflict(m),
         other => ServiceError::Internal(anyhow::Error::new(other)),
     }
 }
@@ -329,7 +330,14 @@ pub struct SelfService {
     templates: Templates,
     worker: Arc<Worker>,
     base_branch: String,
+    /// The catalog's folder in the monorepo, where catalog changes are proposed.
+    catalog_folder: String,
 }
+
+/// The most files the monorepo's catalog folder may hold when a hosted forge reads it.
+pub const MONOREPO_CATALOG_MAX_FILES: usize = 2000;
+/// The most bytes the monorepo's catalog folder may hold when a hosted forge reads it.
+pub const MONOREPO_CATALOG_MAX_BYTES: u64 = 32 << 20;
 
 /// The most files the monorepo's template folder may hold (templates, skeletons, READMEs).
 pub const MONOREPO_TEMPLATES_MAX_FILES: usize = 1000;
@@ -578,7 +586,14 @@ impl SelfService {
             templates: Templates::builtin(templates),
             worker,
             base_branch,
+            catalog_folder: "catalog".to_owned(),
         }
+    }
+
+    /// Proposes catalog changes against the monorepo's folder `folder` (default `catalog`).
+    pub fn with_catalog_folder(mut self, folder: String) -> Self {
+        self.catalog_folder = folder;
+        self
     }
 
     /// Also offers the templates of the monorepo's folder `folder` on the base branch, read

@@ -2,6 +2,7 @@
 //! request against each forge's documented API, and webhook verification with GitHub's real
 //! example payloads.
 
+mod catalog_changes;
 mod contract;
 mod enforced;
 mod fake;
@@ -141,3 +142,26 @@ macro_rules! template_tests {
 template_tests!(templates_on_github, super::github::GitHubModel);
 template_tests!(templates_on_gitlab, super::gitlab::GitLabModel);
 template_tests!(templates_on_gitea, super::gitea::GiteaModel);
+
+/// Runs the portal's catalog change tests against one forge's fake.
+macro_rules! catalog_change_tests {
+    ($module:ident, $model:ty) => {
+        mod $module {
+            use super::catalog_changes;
+
+            #[tokio::test]
+            async fn an_admins_state_change_arrives_as_a_pull_request_changing_only_the_items_lines() {
+                catalog_changes::proposed_as_a_pull_request::<$model>().await
+            }
+
+            #[tokio::test]
+            async fn a_catalog_change_without_a_catalog_on_the_base_branch_is_refused_and_nothing_is_made() {
+                catalog_changes::refused_without_a_catalog_on_the_base_branch::<$model>().await
+            }
+        }
+    };
+}
+
+catalog_change_tests!(catalog_changes_on_github, super::github::GitHubModel);
+catalog_change_tests!(catalog_changes_on_gitlab, super::gitlab::GitLabModel);
+catalog_change_tests!(catalog_changes_on_gitea, super::gitea::GiteaModel);

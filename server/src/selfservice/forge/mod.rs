@@ -192,7 +192,7 @@ impl DirLimits {
     pub fn check_files(&self, dir: &str, files: usize) -> ForgeResult<()> {
         if files > self.max_files {
             return Err(ForgeError::TooLarge(format!(
-                "`{dir}/` holds more than {} files; move what is not a template elsewhere",
+                "`{dir}/` holds more than {} files, more than the portal reads from one folder",
                 self.max_files
             )));
         }
@@ -210,7 +210,7 @@ impl DirLimits {
     /// The error for a folder `dir` whose files hold more bytes than allowed.
     pub fn too_many_bytes(&self, dir: &str) -> ForgeError {
         ForgeError::TooLarge(format!(
-            "`{dir}/` holds more than {} bytes; move what is not a template elsewhere",
+            "`{dir}/` holds more than {} bytes, more than the portal reads from one folder",
             self.max_bytes
         ))
     }

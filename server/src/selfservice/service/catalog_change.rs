@@ -25,7 +25,7 @@ use crate::{
     catalog::CatalogSource,
     selfservice::{
         catalog_edit::{EditError, ItemEdit, edit_item},
-        forge::FileChange,
+        forge::{DirLimits, FileChange, ForgeError, ForgeKind},
         store::{Author, NewRequest, RequestKind},
         template::render::dns_label,
     },
@@ -314,25 +314,59 @@ fn check_evidence(errors: &mut Vec<FieldError>, i: usize, e: &Evidence) {
 }
 
 impl SelfService {
-    /// The catalog folder of the monorepo and its files on the base branch. Catalog changes
-    /// need the catalog to be read from the monorepo (the local forge, `MIRANTE_CATALOG`
-    /// unset), the only set-up where the portal knows which file holds an item.
+    /// The catalog folder of the monorepo and its files on the base branch, where the change
+    /// is computed. With the catalog read from the local monorepo, its own folder there; with
+    /// a hosted forge, `MIRANTE_MONOREPO_CATALOG` on the base branch, read through the forge
+    /// (the portal may serve a checkout of it, but the change is made against the branch).
     async fn catalog_at_base(&self) -> Result<(String, Vec<(String, Vec<u8>)>), ServiceError> {
-        let CatalogSource::Git { repo, dir, .. } = self.catalog.source().clone() else {
+        if let CatalogSource::Git { repo, dir, .. } = self.catalog.source().clone() {
+            let base = self.base_branch.clone();
+            let folder = dir.clone();
+            let (_, files) = tokio::task::spawn_blocking(move || {
+                crate::selfservice::forge::local::read_dir_at(&repo, &base, &folder)
+            })
+            .await
+            .map_err(|e| ServiceError::Internal(e.into()))?
+            .map_err(super::forge_error)?;
+            return Ok((dir, files));
+        }
+        let forge = self.forge();
+        if forge.kind() == ForgeKind::Local {
             return Err(ServiceError::Conflict(
-                "catalog changes are proposed only when the catalog is read from the monorepo \
-                 (the local forge without MIRANTE_CATALOG)"
+                "catalog changes with the local forge need the catalog read from its monorepo \
+                 (MIRANTE_CATALOG unset)"
                     .to_owned(),
             ));
+        }
+        let dir = self.catalog_folder.clone();
+        let head = forge
+            .branch_head(&self.base_branch)
+            .await
+            .map_err(super::forge_error)?
+            .ok_or_else(|| {
+                ServiceError::Conflict(format!(
+                    "the base branch `{}` is not on the forge",
+                    self.base_branch
+                ))
+            })?;
+        let limits = DirLimits {
+            max_files: super::MONOREPO_CATALOG_MAX_FILES,
+            max_bytes: super::MONOREPO_CATALOG_MAX_BYTES,
         };
-        let base = self.base_branch.clone();
-        let folder = dir.clone();
-        let (_, files) = tokio::task::spawn_blocking(move || {
-            crate::selfservice::forge::local::read_dir_at(&repo, &base, &folder)
-        })
-        .await
-        .map_err(|e| ServiceError::Internal(e.into()))?
-        .map_err(super::forge_error)?;
+        let no_catalog = || {
+            ServiceError::Conflict(format!(
+                "the monorepo has no catalog in `{dir}/` on `{}` (MIRANTE_MONOREPO_CATALOG)",
+                self.base_branch
+            ))
+        };
+        let files = match forge.read_dir(&head, &dir, None, limits).await {
+            Ok(read) => read.files.unwrap_or_default(),
+            Err(ForgeError::NotFound(_)) => return Err(no_catalog()),
+            Err(e) => return Err(super::forge_error(e)),
+        };
+        if files.is_empty() {
+            return Err(no_catalog());
+        }
         Ok((dir, files))
     }
 
