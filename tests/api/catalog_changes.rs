@@ -2,14 +2,12 @@
 //! qualifier and evidence becomes a branch of the monorepo whose only diff is those lines;
 //! researchers are refused; invalid changes create nothing.
 
-use std::{
-    path::Path,
-    time::{Duration, Instant},
-};
+use std::path::Path;
 
 use serde_json::{Value, json};
 
 use crate::helpers::*;
+use crate::requests::wait_for_state;
 
 const ITEM: &str = "vyos-sp";
 const FILE: &str = "catalog/layers/03-rede.yaml";
@@ -24,23 +22,6 @@ fn change() -> Value {
         ],
         "reason": "The renumbering is in IaC but the failover was only partly tested."
     })
-}
-
-async fn wait_for_state(app: &TestApp, id: i64, state: &str) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let r = app
-            .get_json_as(&app.client, &format!("/api/v1/requests/{id}"), 200)
-            .await;
-        if r["state"] == state {
-            return r;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "request {id} never became {state}: {r}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }
 
 /// The lines a branch's one commit removes and adds, per file, as git reports them.
@@ -105,7 +86,7 @@ on_both_databases! {
         let preview = app.post_json(&app.client, &format!("{path}/preview"), &change(), 200).await;
         let submitted = app.post_json(&app.client, &path, &change(), 201).await;
         let id = submitted["id"].as_i64().unwrap();
-        let proposed = wait_for_state(&app, id, "proposed").await;
+        let proposed = wait_for_state(&app, &app.client, id, "proposed").await;
 
         assert_eq!(preview["file"], FILE);
         assert_eq!(preview["from"]["state"], "validated");

@@ -31,7 +31,12 @@ fn database() -> Value {
 }
 
 /// Waits until the request reaches `state` (as `client` sees it), or fails after 60 s.
-async fn wait_for_state(app: &TestApp, client: &reqwest::Client, id: i64, state: &str) -> Value {
+pub(crate) async fn wait_for_state(
+    app: &TestApp,
+    client: &reqwest::Client,
+    id: i64,
+    state: &str,
+) -> Value {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let r = app

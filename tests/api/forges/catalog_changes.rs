@@ -2,13 +2,12 @@
 //! of the catalog (`MIRANTE_CATALOG`), reads the catalog folder of the base branch through the
 //! forge's API, and proposes the edited file as a pull request there.
 
-use std::time::{Duration, Instant};
-
 use secrecy::SecretString;
 use serde_json::{Value, json};
 
 use super::fake::{Fake, Model, TOKEN};
 use crate::helpers::{Backend, CatalogSetup, TestApp, spawn_configured, test_catalog};
+use crate::requests::wait_for_state;
 
 const ITEM: &str = "hypervisor-south";
 /// The catalog's folder in the fake monorepo (its `catalog/` holds something else).
@@ -51,23 +50,6 @@ fn change() -> Value {
     })
 }
 
-async fn wait_for_state(app: &TestApp, id: i64, state: &str) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let r = app
-            .get_json_as(&app.client, &format!("/api/v1/requests/{id}"), 200)
-            .await;
-        if r["state"] == state {
-            return r;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "request {id} never became {state}: {r}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
 /// The lines of `before` and `after` that differ, as (`-` or `+`, line), in order.
 fn changed_lines(before: &str, after: &str) -> Vec<(char, String)> {
     let diff = similar::TextDiff::from_lines(before, after);
@@ -92,7 +74,7 @@ pub async fn proposed_as_a_pull_request<M: Model>() {
         .await;
     let submitted = app.post_json(&app.client, &path, &change(), 201).await;
     let id = submitted["id"].as_i64().unwrap();
-    let proposed = wait_for_state(&app, id, "proposed").await;
+    let proposed = wait_for_state(&app, &app.client, id, "proposed").await;
 
     assert_eq!(preview["file"], FILE);
     assert_eq!(preview["from"]["state"], "declared");
