@@ -20,16 +20,10 @@ use crate::{
 
 /// The dashboard, for viewers who get one; nothing for everyone else.
 #[component]
-pub fn Dashboard() -> impl IntoView {
-    let data = Resource::new(
-        || (),
-        |_| async move {
-            match get_viewer().await? {
-                Some(v) if v.sees_dashboard() => get_dashboard().await,
-                _ => Ok(None),
-            }
-        },
-    );
+pub fn Dashboard(
+    /// The dashboard's data, from [`dashboard_resource`]: `None` for viewers without one.
+    data: Resource<Result<Option<DashboardPage>, ServerFnError>>,
+) -> impl IntoView {
     view! {
         <Suspense>
             {move || Suspend::new(async move {
@@ -41,6 +35,20 @@ pub fn Dashboard() -> impl IntoView {
             })}
         </Suspense>
     }
+}
+
+/// The dashboard's data for the viewer: `None` unless the viewer sees the dashboard. Created by
+/// the page at its top level, with its other resources, so server rendering waits for it.
+pub fn dashboard_resource() -> Resource<Result<Option<DashboardPage>, ServerFnError>> {
+    Resource::new(
+        || (),
+        |_| async move {
+            match get_viewer().await? {
+                Some(v) if v.sees_dashboard() => get_dashboard().await,
+                _ => Ok(None),
+            }
+        },
+    )
 }
 
 /// A dashboard card: a heading, its content and a link to the full page.

@@ -9,7 +9,7 @@ use crate::{
     api::get_overview,
     components::{Legend, LoadError, Loading, state_key},
     i18n::{t, use_i18n},
-    pages::dashboard::Dashboard,
+    pages::dashboard::{Dashboard, dashboard_resource},
 };
 
 /// Counts of one cell, as three coloured numbers linking to the filtered list.
@@ -60,6 +60,7 @@ fn Cell(counts: StateCounts, href_base: String) -> impl IntoView {
 pub fn OverviewView() -> impl IntoView {
     let i18n = use_i18n();
     let data = Resource::new(|| (), |_| get_overview());
+    let dashboard = dashboard_resource();
     view! {
         <Title text=move || t(i18n.lang(), "nav-overview")/>
         <Suspense fallback=Loading>
@@ -75,7 +76,7 @@ pub fn OverviewView() -> impl IntoView {
                                 <h1>{page.platform.clone()}</h1>
                                 <p class="lead">{page.description.clone()}</p>
                             </section>
-                            <Dashboard/>
+                            <Dashboard data=dashboard/>
                             <section class="totals" aria-label=i18n.tr("totals-label")>
                                 {State::ALL
                                     .into_iter()
