@@ -9,10 +9,10 @@ use reqwest::{
     header::{HeaderMap, HeaderName, HeaderValue, RETRY_AFTER},
 };
 use secrecy::{ExposeSecret, SecretString};
-use serde::{Serialize, de::DeserializeOwned};
+use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use url::Url;
 
-use super::{ForgeError, ForgeKind, ForgeResult};
+use super::{DirLimits, ForgeError, ForgeKind, ForgeResult, local::Files};
 
 /// How long one call to a forge may take, connection included, unless configured otherwise.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -419,4 +419,47 @@ mod tests {
         );
         assert!(decode_base64_text("%%%", "x").is_err());
     }
+}
+
+/// An entry of a git tree listing as GitHub and Gitea send it (`GET …/git/trees/{sha}`).
+#[derive(Deserialize)]
+pub(crate) struct TreeEntry {
+    pub path: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub sha: String,
+    #[serde(default)]
+    pub size: Option<u64>,
+}
+
+/// A blob as GitHub and Gitea send it (`GET …/git/blobs/{sha}`): base64 content.
+#[derive(Deserialize)]
+pub(crate) struct Blob {
+    pub content: String,
+}
+
+/// Reads the listed files `blobs` of folder `dir` through the git blobs API GitHub and Gitea
+/// share (`blob_url(sha)`), sorted by path. The limits are checked first on the listing (count
+/// and listed sizes), then on the bytes as they are read.
+pub(crate) async fn read_listed_blobs(
+    api: &Api,
+    blob_url: impl Fn(&str) -> Url,
+    dir: &str,
+    blobs: Vec<TreeEntry>,
+    limits: DirLimits,
+) -> ForgeResult<Files> {
+    limits.check_files(dir, blobs.len())?;
+    limits.check_bytes(dir, blobs.iter().filter_map(|e| e.size).sum())?;
+    let mut files = Vec::with_capacity(blobs.len());
+    let mut bytes = 0u64;
+    for entry in blobs {
+        let blob: Blob = api.get(blob_url(&entry.sha)).await?;
+        let what = format!("{}: {dir}/{}", api.kind, entry.path);
+        let content = decode_base64_bytes(&blob.content, &what)?;
+        bytes += content.len() as u64;
+        limits.check_bytes(dir, bytes)?;
+        files.push((entry.path, content));
+    }
+    files.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(files)
 }

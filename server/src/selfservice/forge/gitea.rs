@@ -17,7 +17,7 @@ use url::Url;
 use super::{
     BranchSpec, DirLimits, DirRead, Forge, ForgeError, ForgeKind, ForgeResult, PullRequest,
     PullRequestSpec, PullRequestState,
-    client::{Api, decode_base64_bytes, decode_base64_text, encode_base64, segments},
+    client::{Api, TreeEntry, decode_base64_text, encode_base64, read_listed_blobs, segments},
     github::split_owner_repo,
     is_hidden,
 };
@@ -250,21 +250,6 @@ struct TreePage {
     truncated: bool,
 }
 
-#[derive(Deserialize)]
-struct TreeEntry {
-    path: String,
-    #[serde(rename = "type")]
-    kind: String,
-    sha: String,
-    #[serde(default)]
-    size: Option<u64>,
-}
-
-#[derive(Deserialize)]
-struct Blob {
-    content: String,
-}
-
 /// Reading a folder: the commit's root tree (the trees API takes a commit id), one listing per
 /// level down to the folder, then the folder's tree recursively, page by page, and a blob per
 /// file (`GetTree`, `GetBlob` in the instance's `/api/swagger`).
@@ -332,22 +317,14 @@ impl Gitea {
                 limits.max_files,
             )
             .await?;
-        limits.check_files(dir, blobs.len())?;
-        limits.check_bytes(dir, blobs.iter().filter_map(|e| e.size).sum())?;
-        let mut files = Vec::with_capacity(blobs.len());
-        let mut bytes = 0u64;
-        for entry in blobs {
-            let blob: Blob = self
-                .api
-                .get(self.repo_url(["git", "blobs", entry.sha.as_str()]))
-                .await?;
-            let what = format!("gitea: {dir}/{}", entry.path);
-            let content = decode_base64_bytes(&blob.content, &what)?;
-            bytes += content.len() as u64;
-            limits.check_bytes(dir, bytes)?;
-            files.push((entry.path, content));
-        }
-        files.sort_by(|a, b| a.0.cmp(&b.0));
+        let files = read_listed_blobs(
+            &self.api,
+            |sha| self.repo_url(["git", "blobs", sha]),
+            dir,
+            blobs,
+            limits,
+        )
+        .await?;
         Ok(DirRead {
             tree,
             files: Some(files),

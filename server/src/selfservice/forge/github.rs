@@ -18,7 +18,7 @@ use url::Url;
 use super::{
     BranchSpec, DirLimits, DirRead, Forge, ForgeError, ForgeKind, ForgeResult, PullRequest,
     PullRequestSpec, PullRequestState,
-    client::{Api, decode_base64_bytes, decode_base64_text, segments},
+    client::{Api, Blob, TreeEntry, decode_base64_text, read_listed_blobs, segments},
     is_hidden,
 };
 
@@ -108,11 +108,6 @@ struct FileContents {
     content: Option<String>,
     #[serde(default)]
     encoding: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct Blob {
-    content: String,
 }
 
 impl GitHub {
@@ -238,16 +233,6 @@ struct Tree {
     truncated: bool,
 }
 
-#[derive(Deserialize)]
-struct TreeEntry {
-    path: String,
-    #[serde(rename = "type")]
-    kind: String,
-    sha: String,
-    #[serde(default)]
-    size: Option<u64>,
-}
-
 /// Reading a folder: the commit's tree, then one tree per level down to the folder (each a
 /// small listing, never the whole monorepo), then the folder's tree recursively and a blob per
 /// file. Endpoints: <https://docs.github.com/en/rest/git/trees#get-a-tree>,
@@ -303,22 +288,14 @@ impl GitHub {
             .into_iter()
             .filter(|e| e.kind == "blob" && !is_hidden(&e.path))
             .collect();
-        limits.check_files(dir, blobs.len())?;
-        limits.check_bytes(dir, blobs.iter().filter_map(|e| e.size).sum())?;
-        let mut files = Vec::with_capacity(blobs.len());
-        let mut bytes = 0u64;
-        for entry in blobs {
-            let blob: Blob = self
-                .api
-                .get(self.repo_url(["git", "blobs", entry.sha.as_str()]))
-                .await?;
-            let what = format!("github: {dir}/{}", entry.path);
-            let content = decode_base64_bytes(&blob.content, &what)?;
-            bytes += content.len() as u64;
-            limits.check_bytes(dir, bytes)?;
-            files.push((entry.path, content));
-        }
-        files.sort_by(|a, b| a.0.cmp(&b.0));
+        let files = read_listed_blobs(
+            &self.api,
+            |sha| self.repo_url(["git", "blobs", sha]),
+            dir,
+            blobs,
+            limits,
+        )
+        .await?;
         Ok(DirRead {
             tree,
             files: Some(files),
