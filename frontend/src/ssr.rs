@@ -1,6 +1,6 @@
 //! What the UI needs from its host on the server side. The server crate implements
-//! [`PortalData`], [`SelfServiceData`] and [`HistoryData`] and provides them as Leptos
-//! context; server functions read them from there.
+//! [`PortalData`] and [`SelfServiceData`] and provides them as Leptos context; server
+//! functions read them from there.
 
 use std::sync::Arc;
 
@@ -12,7 +12,7 @@ use mirante_domain::{
 };
 use serde_json::Value;
 
-use crate::api::dashboard::{LiveChecks, RecentChanges};
+use crate::api::dashboard::LiveChecks;
 use crate::api::{
     catalog_change::CatalogChangeView,
     selfservice::{PreviewView, RequestRow, RequestView, SsError, TemplateCard, TemplateForm},
@@ -98,14 +98,3 @@ pub trait SelfServiceData: Send + Sync + 'static {
 
 /// The self-service handle the server puts in Leptos context.
 pub type SelfServiceHandle = Arc<dyn SelfServiceData>;
-
-/// The catalog's history as the dashboard reads it.
-#[async_trait::async_trait]
-pub trait HistoryData: Send + Sync + 'static {
-    /// The latest changes of items' states, newest first, at most `limit`; when the portal
-    /// keeps no history, [`RecentChanges::unavailable`].
-    async fn recent_changes(&self, limit: usize) -> RecentChanges;
-}
-
-/// The history handle the server puts in Leptos context.
-pub type HistoryHandle = Arc<dyn HistoryData>;

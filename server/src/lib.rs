@@ -6,7 +6,6 @@ pub mod auth;
 pub mod catalog;
 pub mod cli;
 pub mod config;
-pub mod dashboard;
 pub mod db;
 pub mod evidence;
 pub mod exports;

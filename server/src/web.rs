@@ -5,10 +5,7 @@ use std::sync::Arc;
 use axum::{body::Body, extract::State, http::Request, response::IntoResponse, routing::post};
 use leptos::prelude::provide_context;
 use leptos_axum::{LeptosRoutes, generate_route_list, handle_server_fns_with_context};
-use mirante_frontend::{
-    App, shell,
-    ssr::{HistoryHandle, SelfServiceHandle},
-};
+use mirante_frontend::{App, shell, ssr::SelfServiceHandle};
 
 use crate::{selfservice::ui::UiSelfService, state::AppState};
 
@@ -35,21 +32,17 @@ pub fn router(state: &AppState) -> axum::Router<AppState> {
         >(context, shell))
 }
 
-/// What pages and server functions find in their Leptos context: the catalog, self-service
-/// and the catalog's history.
+/// What pages and server functions find in their Leptos context: the catalog (with its
+/// history) and self-service.
 fn context(state: &AppState) -> impl Fn() + Clone + Send + Sync + 'static + use<> {
     let portal = state.portal();
     let selfservice: SelfServiceHandle = Arc::new(UiSelfService::new(
         Arc::clone(&state.selfservice),
         Arc::clone(&state.catalog),
     ));
-    let history: HistoryHandle = Arc::new(crate::dashboard::CatalogHistoryData::new(Arc::clone(
-        &state.catalog,
-    )));
     move || {
         provide_context(portal.clone());
         provide_context(selfservice.clone());
-        provide_context(history.clone());
     }
 }
 

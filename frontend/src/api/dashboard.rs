@@ -2,7 +2,8 @@
 
 use leptos::prelude::*;
 use mirante_domain::{
-    Priority, State,
+    Priority, Snapshot, State,
+    history::CatalogHistory,
     lint::{Finding, Severity},
 };
 use serde::{Deserialize, Serialize};
@@ -198,6 +199,42 @@ pub fn tasks_summary(snap: &mirante_domain::Snapshot, limit: usize) -> TasksSumm
     }
 }
 
+/// The `limit` latest state changes of `history`, newest first, named as `snapshot` names
+/// them. Items that left the catalog are listed under their id; a removal is not a state and
+/// is not listed.
+pub fn recent_changes(
+    history: &CatalogHistory,
+    snapshot: &Snapshot,
+    limit: usize,
+) -> RecentChanges {
+    let mut changes: Vec<StateChange> = history
+        .changes
+        .iter()
+        .flat_map(|(item, changes)| {
+            changes.iter().filter_map(move |change| {
+                let to = change.to?;
+                Some(StateChange {
+                    item: item.clone(),
+                    name: snapshot
+                        .item(item)
+                        .map_or_else(|| item.clone(), |i| i.name.clone()),
+                    from: change.from,
+                    to,
+                    at: change.revision.date.clone(),
+                    revision: Some(change.revision.commit.clone()),
+                })
+            })
+        })
+        .collect();
+    // Newest first; within one commit, by item id for a stable order.
+    changes.sort_by(|a, b| b.at.cmp(&a.at).then_with(|| a.item.cmp(&b.item)));
+    changes.truncate(limit);
+    RecentChanges {
+        available: true,
+        changes,
+    }
+}
+
 /// The findings summarised: counts of all, the first `limit` (they come errors first).
 pub fn findings_summary(
     snap: &mirante_domain::Snapshot,
@@ -244,8 +281,6 @@ pub async fn get_dashboard() -> Result<Option<DashboardPage>, ServerFnError> {
         .ok_or_else(|| ServerFnError::new("portal data is not available"))?;
     let selfservice = use_context::<crate::ssr::SelfServiceHandle>()
         .ok_or_else(|| ServerFnError::new("self-service is not available"))?;
-    let history = use_context::<crate::ssr::HistoryHandle>()
-        .ok_or_else(|| ServerFnError::new("the catalog's history is not available"))?;
     let snap = portal.snapshot();
     let checks = portal.live_checks();
     // The lint may read the monorepo's files.
@@ -265,13 +300,69 @@ pub async fn get_dashboard() -> Result<Option<DashboardPage>, ServerFnError> {
         tasks: tasks_summary(&snap, DASHBOARD_LIMIT),
         approvals_total: awaiting.len(),
         approvals: awaiting.into_iter().take(DASHBOARD_LIMIT).collect(),
-        changes: history.recent_changes(DASHBOARD_LIMIT).await,
+        changes: match super::history::history().await? {
+            Ok(history) => recent_changes(&history, &snap, DASHBOARD_LIMIT),
+            Err(_) => RecentChanges::unavailable(),
+        },
     }))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn revision(commit: &str, date: &str) -> mirante_domain::history::Revision {
+        mirante_domain::history::Revision {
+            commit: commit.to_owned(),
+            date: date.to_owned(),
+            author: "Ana".to_owned(),
+            summary: "catalog".to_owned(),
+        }
+    }
+
+    #[test]
+    fn recent_changes_are_the_newest_state_changes_first_and_skip_removals() {
+        use std::collections::BTreeMap;
+
+        let mut builder = mirante_domain::history::HistoryBuilder::new();
+        builder.revision(
+            &revision("c1", "2026-08-01T10:00:00+00:00"),
+            BTreeMap::from([
+                ("a".to_owned(), State::Desired),
+                ("b".to_owned(), State::Desired),
+            ]),
+        );
+        builder.revision(
+            &revision("c2", "2026-09-01T10:00:00+00:00"),
+            BTreeMap::from([
+                ("a".to_owned(), State::Declared),
+                ("b".to_owned(), State::Desired),
+            ]),
+        );
+        builder.revision(
+            &revision("c3", "2026-10-01T10:00:00+00:00"),
+            BTreeMap::from([("a".to_owned(), State::Validated)]),
+        );
+        let history = builder.history(Some("c3".to_owned()));
+        let snapshot = Snapshot::new(Default::default(), String::new(), None);
+
+        let recent = recent_changes(&history, &snapshot, 3);
+
+        assert!(recent.available);
+        let seen: Vec<_> = recent
+            .changes
+            .iter()
+            .map(|c| (c.item.as_str(), c.from, c.to, c.revision.as_deref()))
+            .collect();
+        assert_eq!(
+            seen,
+            vec![
+                ("a", Some(State::Declared), State::Validated, Some("c3")),
+                ("a", Some(State::Desired), State::Declared, Some("c2")),
+                ("a", None, State::Desired, Some("c1")),
+            ]
+        );
+    }
 
     fn demo() -> mirante_domain::Snapshot {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../catalog");

@@ -25,8 +25,9 @@ pub struct BurnupData {
     pub skipped: usize,
 }
 
+/// The catalog's history on the blocking pool (it reads git when the branch moved).
 #[cfg(feature = "ssr")]
-async fn history()
+pub(crate) async fn history()
 -> Result<Result<std::sync::Arc<mirante_domain::history::CatalogHistory>, NoHistory>, ServerFnError>
 {
     let portal = use_context::<crate::ssr::PortalHandle>()
