@@ -914,6 +914,29 @@ mod tests {
         }
     }
 
+    /// A request of template `t` with `files` into `x`, as `author` makes it at `at`.
+    async fn plain_request(
+        db: &Db,
+        author: &Author,
+        files: &[FileChange],
+        needs_approval: bool,
+        at: DateTime<Utc>,
+    ) -> RequestRecord {
+        db.insert_request(&NewRequest {
+            template: "t",
+            template_title: "T",
+            values: &serde_json::json!({}),
+            files,
+            target: "x",
+            slug: "x",
+            author,
+            needs_approval,
+            at,
+        })
+        .await
+        .unwrap()
+    }
+
     fn files() -> Vec<FileChange> {
         vec![FileChange {
             path: "workspaces/rui/namespace.yaml".into(),
@@ -966,20 +989,7 @@ mod tests {
         let db = memory_db().await;
         let author = author(&db).await;
         let files = files();
-        let r = db
-            .insert_request(&NewRequest {
-                template: "t",
-                template_title: "T",
-                values: &serde_json::json!({}),
-                files: &files,
-                target: "x",
-                slug: "x",
-                author: &author,
-                needs_approval: true,
-                at: Utc::now(),
-            })
-            .await
-            .unwrap();
+        let r = plain_request(&db, &author, &files, true, Utc::now()).await;
         let change = Change {
             actor: "ada",
             comment: Some("fine"),
@@ -1011,20 +1021,7 @@ mod tests {
         let author = author(&db).await;
         let files = files();
         let now = Utc::now();
-        let r = db
-            .insert_request(&NewRequest {
-                template: "t",
-                template_title: "T",
-                values: &serde_json::json!({}),
-                files: &files,
-                target: "x",
-                slug: "x",
-                author: &author,
-                needs_approval: false,
-                at: now,
-            })
-            .await
-            .unwrap();
+        let r = plain_request(&db, &author, &files, false, now).await;
         let t = now.timestamp_millis();
 
         let first = db.claim_job("a", t, 1000).await.unwrap().unwrap();
@@ -1047,19 +1044,7 @@ mod tests {
         let author = author(&db).await;
         let files = files();
         let now = Utc::now();
-        db.insert_request(&NewRequest {
-            template: "t",
-            template_title: "T",
-            values: &serde_json::json!({}),
-            files: &files,
-            target: "x",
-            slug: "x",
-            author: &author,
-            needs_approval: false,
-            at: now,
-        })
-        .await
-        .unwrap();
+        plain_request(&db, &author, &files, false, now).await;
         let t = now.timestamp_millis();
         let job = db.claim_job("a", t, 60_000).await.unwrap().unwrap();
 
