@@ -768,6 +768,27 @@ mod tests {
         }
     }
 
+    /// Branches `mirante/1-a` with `a` and `mirante/2-b` with `b`, both from `main`, each with
+    /// its pull request.
+    async fn two_pull_requests(
+        forge: &LocalForge,
+        a: FileChange,
+        b: FileChange,
+    ) -> (PullRequest, PullRequest) {
+        let mut pulls = Vec::new();
+        for (branch, file) in [("mirante/1-a", a), ("mirante/2-b", b)] {
+            forge
+                .create_branch(&spec(branch, vec![file]))
+                .await
+                .unwrap();
+        }
+        for branch in ["mirante/1-a", "mirante/2-b"] {
+            pulls.push(forge.open_pull_request(&pr_spec(branch)).await.unwrap());
+        }
+        let b = pulls.pop().unwrap();
+        (pulls.pop().unwrap(), b)
+    }
+
     #[tokio::test]
     async fn the_monorepo_is_created_once_with_its_files_on_main() {
         let (_dir, forge) = forge().await;
@@ -953,22 +974,12 @@ mod tests {
     #[tokio::test]
     async fn two_branches_from_the_same_base_both_merge_the_second_with_a_merge_commit() {
         let (_dir, forge) = forge().await;
-        forge
-            .create_branch(&spec("mirante/1-a", vec![file("ws/a.yaml", "a: 1\n")]))
-            .await
-            .unwrap();
-        forge
-            .create_branch(&spec("mirante/2-b", vec![file("db/b.yaml", "b: 1\n")]))
-            .await
-            .unwrap();
-        let a = forge
-            .open_pull_request(&pr_spec("mirante/1-a"))
-            .await
-            .unwrap();
-        let b = forge
-            .open_pull_request(&pr_spec("mirante/2-b"))
-            .await
-            .unwrap();
+        let (a, b) = two_pull_requests(
+            &forge,
+            file("ws/a.yaml", "a: 1\n"),
+            file("db/b.yaml", "b: 1\n"),
+        )
+        .await;
 
         forge
             .merge(a.number, MergeStyle::FastForward)
@@ -991,22 +1002,12 @@ mod tests {
     #[tokio::test]
     async fn a_merge_commit_is_made_on_request_and_conflicts_are_refused() {
         let (_dir, forge) = forge().await;
-        forge
-            .create_branch(&spec("mirante/1-a", vec![file("shared.yaml", "v: 1\n")]))
-            .await
-            .unwrap();
-        forge
-            .create_branch(&spec("mirante/2-b", vec![file("shared.yaml", "v: 2\n")]))
-            .await
-            .unwrap();
-        let a = forge
-            .open_pull_request(&pr_spec("mirante/1-a"))
-            .await
-            .unwrap();
-        let b = forge
-            .open_pull_request(&pr_spec("mirante/2-b"))
-            .await
-            .unwrap();
+        let (a, b) = two_pull_requests(
+            &forge,
+            file("shared.yaml", "v: 1\n"),
+            file("shared.yaml", "v: 2\n"),
+        )
+        .await;
 
         forge
             .merge(a.number, MergeStyle::MergeCommit)
