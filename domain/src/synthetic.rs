@@ -3,7 +3,8 @@
 //!
 //! The output is deterministic for a given `(n_items, seed)` and always valid: every reference
 //! names something that exists and dependencies only point at lower-numbered items, so they
-//! cannot form a cycle.
+//! cannot form a cycle. It is also free of lint errors, as a maintained catalog is: a validated
+//! item depends only on validated items, so `mirante catalog check` exits 0 on it.
 
 use std::fmt::Write as _;
 
@@ -56,11 +57,13 @@ pub fn synthetic(n_items: usize, seed: u64) -> Vec<(String, String)> {
         decisions(&mut rng, n_decisions, n_items),
     ));
     let chunks = n_items.div_ceil(ITEMS_PER_FILE);
+    // Positions of the validated items written so far.
+    let mut validated = Vec::new();
     for c in 0..chunks {
         let range = c * ITEMS_PER_FILE..((c + 1) * ITEMS_PER_FILE).min(n_items);
         let mut out = String::from("items:\n");
         for i in range {
-            item(&mut out, &mut rng, i, n_decisions);
+            item(&mut out, &mut rng, i, n_decisions, &mut validated);
         }
         files.push((format!("items/items-{c:05}.yaml"), out));
     }
@@ -205,7 +208,7 @@ fn decisions(rng: &mut Rng, n: usize, n_items: usize) -> String {
     out
 }
 
-fn item(out: &mut String, rng: &mut Rng, i: usize, n_decisions: usize) {
+fn item(out: &mut String, rng: &mut Rng, i: usize, n_decisions: usize, validated: &mut Vec<usize>) {
     let (layer, layer_kind, _, parent) = LAYERS[rng.below(LAYERS.len())];
     let kind = if layer_kind == "capability" {
         "capability"
@@ -310,15 +313,33 @@ fn item(out: &mut String, rng: &mut Rng, i: usize, n_decisions: usize) {
         ),
         _ => {}
     }
-    if i > 0 {
-        // Only lower-numbered items, so the dependency graph stays acyclic.
-        let mut deps: Vec<usize> = (0..rng.below(4)).map(|_| rng.below(i)).collect();
+    // Only lower-numbered items, so the dependency graph stays acyclic; a validated item only
+    // on validated ones, so the lint has nothing to report.
+    let candidates = if state == "validated" {
+        validated.len()
+    } else {
+        i
+    };
+    if candidates > 0 {
+        let mut deps: Vec<usize> = (0..rng.below(4))
+            .map(|_| {
+                let k = rng.below(candidates);
+                if state == "validated" {
+                    validated[k]
+                } else {
+                    k
+                }
+            })
+            .collect();
         deps.sort_unstable();
         deps.dedup();
         if !deps.is_empty() {
             let list: Vec<String> = deps.iter().map(|d| format!("item-{d:05}")).collect();
             emit!(out, "    depends_on: [{}]", list.join(", "));
         }
+    }
+    if state == "validated" {
+        validated.push(i);
     }
     if rng.chance(20) {
         emit!(

@@ -357,3 +357,23 @@ fn the_demo_catalog_has_no_errors_and_flags_traefik_sp_ha_as_declared_but_not_re
         "{f:#?}"
     );
 }
+
+#[test]
+fn the_synthetic_catalog_has_no_lint_error_and_its_validated_items_have_dependencies() {
+    let c = load_files(crate::synthetic::synthetic(2_000, 42))
+        .map_err(|d| d.to_string())
+        .expect("the synthetic catalog is valid")
+        .catalog;
+
+    let errors: Vec<_> = lint(&c, &options())
+        .into_iter()
+        .filter(|f| f.code.severity() == Severity::Error)
+        .collect();
+
+    assert!(errors.is_empty(), "{:?}", codes(&errors));
+    assert!(
+        c.items
+            .iter()
+            .any(|i| i.state == State::Validated && !i.depends_on.is_empty())
+    );
+}
