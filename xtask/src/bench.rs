@@ -413,7 +413,7 @@ fn bench_size(ctx: &Ctx<'_>, n: usize) -> Result<SizeResult> {
 }
 
 /// Writes the synthetic catalog of `n` items; returns the number of files and bytes.
-fn write_catalog(dir: &Path, n: usize) -> Result<(usize, usize)> {
+pub(crate) fn write_catalog(dir: &Path, n: usize) -> Result<(usize, usize)> {
     let files = mirante_domain::synthetic::synthetic(n, SEED);
     let mut bytes = 0;
     for (rel, yaml) in &files {

@@ -27,7 +27,9 @@ commands:
   test     formatting, lints, every unit/integration test and the browser tests
   setup    install the tools the other commands need
   bench    build for release and measure catalog load, memory, start-up and HTTP latency
-           and throughput on synthetic catalogs (--quick: 1,000 items, short runs)";
+           and throughput on synthetic catalogs (--quick: 1,000 items, short runs)
+  synth N DIR  write the benchmark's synthetic catalog of N items into DIR (relative to the
+           workspace root), for measuring by hand";
 
 fn main() -> ExitCode {
     match run() {
@@ -62,6 +64,15 @@ fn run() -> Result<()> {
         Some("bench") => {
             setup(false)?;
             bench::run(&root, &args[1..])
+        }
+        Some("synth") => {
+            let (Some(n), Some(dir)) = (args.get(1), args.get(2)) else {
+                bail!("usage: cargo xtask synth N DIR");
+            };
+            let n: usize = n.parse().context("N must be a number of items")?;
+            let (files, bytes) = bench::write_catalog(Path::new(dir), n)?;
+            println!("wrote {n} items in {files} files ({bytes} bytes) to {dir}");
+            Ok(())
         }
         _ => {
             println!("{USAGE}");
