@@ -638,6 +638,26 @@ on_both_databases! {
         assert_eq!(first, second, "a second use within the minute is not written");
     }
 
+    async fn a_token_keeps_the_role_it_was_checked_with_until_someone_signs_in(backend: Backend) {
+        let app = spawn_app(backend).await;
+        let token = seed_token(&app.db, "script", &["researchers"]).await;
+        let role = || async {
+            let me = app.anonymous.get(format!("{}/api/v1/me", app.address)).bearer_auth(&token).send().await.unwrap();
+            assert_eq!(me.status(), StatusCode::OK);
+            me.json::<Value>().await.unwrap()["role"].as_str().unwrap().to_owned()
+        };
+
+        assert_eq!(role().await, "researcher");
+        // Made an admin behind the portal's back, as another instance sharing the database would.
+        seed_token(&app.db, "script", &["portal-admins"]).await;
+        let before_sign_in = role().await;
+        app.dev_browser("ada").await;
+        let after_sign_in = role().await;
+
+        assert_eq!(before_sign_in, "researcher", "answered from the checked token");
+        assert_eq!(after_sign_in, "admin", "a sign-in in this process forgets checked tokens");
+    }
+
     async fn every_route_answers_anonymous_researchers_and_admins_as_the_policy_says(backend: Backend) {
         let app = spawn_app(backend).await;
         let anonymous = app.browser();

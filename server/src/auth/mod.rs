@@ -11,6 +11,7 @@ pub mod oidc;
 pub mod pages;
 pub mod policy;
 pub mod store;
+pub mod tokens;
 
 use std::{path::Path, sync::Arc};
 
@@ -100,6 +101,8 @@ pub struct Auth {
     pub session_touch_secs: i64,
     /// Whether the catalog is readable without a session.
     pub public_catalog: bool,
+    /// API tokens already checked against the database.
+    pub tokens: tokens::TokenCache,
 }
 
 impl Auth {
@@ -149,6 +152,7 @@ impl Auth {
                 .unwrap_or(60)
                 .clamp(1, 60),
             public_catalog: config.public_catalog,
+            tokens: tokens::TokenCache::new(tokens::TTL),
         })
     }
 
@@ -475,24 +479,36 @@ fn same_origin(headers: &HeaderMap, public_origin: &str) -> bool {
 const TOKEN_USE_RESOLUTION_SECS: i64 = 60;
 
 async fn principal_from_token(state: &AppState, token: &str) -> anyhow::Result<Option<Principal>> {
-    let Some(active) = state.db.active_api_token(&token_hash(token)).await? else {
-        return Ok(None);
-    };
-    let user_id = active.app_user_id;
+    let hash = token_hash(token);
+    let cache = &state.auth.tokens;
+    let generation = cache.generation();
     // The profile shows when a token was last used to the minute; noting every use would be
     // a database write per API request.
     let now = Utc::now();
-    if active
-        .last_used_at
-        .is_none_or(|at| now - at >= chrono::Duration::seconds(TOKEN_USE_RESOLUTION_SECS))
-    {
+    let due = |last: Option<chrono::DateTime<Utc>>| {
+        last.is_none_or(|at| now - at >= chrono::Duration::seconds(TOKEN_USE_RESOLUTION_SECS))
+    };
+    if let Some(known) = cache.get(&hash) {
+        if due(known.last_used_at) {
+            state.db.touch_api_token(known.api_token_id, now).await?;
+            cache.touched(generation, &hash, now);
+        }
+        return Ok(Some(known.principal));
+    }
+    let Some(active) = state.db.active_api_token(&hash).await? else {
+        return Ok(None);
+    };
+    let user_id = active.app_user_id;
+    let mut last_used_at = active.last_used_at;
+    if due(last_used_at) {
         state.db.touch_api_token(active.api_token_id, now).await?;
+        last_used_at = Some(now);
     }
     let Some(user) = state.db.user(user_id).await? else {
         return Ok(None);
     };
     let role = policy::role_for(&user.groups, &state.auth.admin_groups);
-    Ok(Some(Principal {
+    let principal = Principal {
         user_id,
         viewer: Viewer {
             username: user.username,
@@ -504,7 +520,17 @@ async fn principal_from_token(state: &AppState, token: &str) -> anyhow::Result<O
             dev_login: user.issuer == DEV_ISSUER,
         },
         via_token: true,
-    }))
+    };
+    cache.insert(
+        generation,
+        hash,
+        tokens::Verified {
+            principal: principal.clone(),
+            api_token_id: active.api_token_id,
+            last_used_at,
+        },
+    );
+    Ok(Some(principal))
 }
 
 /// Appends an audit entry; a failure is logged, never shown.
@@ -732,6 +758,8 @@ async fn complete_sign_in(
         Ok(id) => id,
         Err(e) => return crate::api::ApiError::from(e).into_response(),
     };
+    // Their groups, and so the role their API tokens act with, may have changed.
+    state.auth.tokens.clear();
     let role = policy::role_for(&s.groups, &state.auth.admin_groups);
     let viewer = Viewer {
         username: s.username.to_owned(),
@@ -1008,6 +1036,7 @@ async fn revoke_token(
         .await
     {
         Ok(Some(name)) => {
+            state.auth.tokens.clear();
             audit_token(
                 &state.db,
                 &principal.viewer.username,
