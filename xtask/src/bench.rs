@@ -15,9 +15,9 @@
 //! 5. starts it once more (with `MIRANTE_PUBLIC_CATALOG=true`), reads `VmRSS`/`VmHWM` from
 //!    `/proc/<pid>/status` when it is ready, signs in through the development sign-in and
 //!    makes a personal API token, then runs `oha` (a separate process) against each endpoint
-//!    at 2 connections for a fixed time after a warm-up — anonymously and with the
-//!    credentials a real client would carry — recording where the CPU time went, and reads
-//!    the memory again.
+//!    at 2 connections for a fixed time after a warm-up, three times (the run with the median
+//!    throughput is reported) — anonymously and with the credentials a real client would
+//!    carry — recording where the CPU time went, and reads the memory again.
 //!
 //! Everything runs on 127.0.0.1, every run has a fixed duration or count, and the servers are
 //! stopped when the benchmark ends or fails. Results go to stdout as Markdown and to
@@ -70,8 +70,10 @@ struct Plan {
     sizes: &'static [usize],
     /// Length of each measured HTTP run.
     duration: Duration,
-    /// Length of the discarded HTTP run before each measured one.
+    /// Length of the discarded HTTP run before the measured ones of an endpoint.
     warmup: Duration,
+    /// Measured HTTP runs per endpoint; the one with the median throughput is reported.
+    http_runs: usize,
     /// Measured `catalog check` runs (after 2 discarded ones).
     load_runs: u32,
     /// Server start-ups timed.
@@ -86,6 +88,7 @@ impl Plan {
                 sizes: &[1_000],
                 duration: Duration::from_secs(3),
                 warmup: Duration::from_secs(1),
+                http_runs: 1,
                 load_runs: 5,
                 startup_runs: 3,
             }
@@ -95,6 +98,7 @@ impl Plan {
                 sizes: &[1_000, 10_000],
                 duration: Duration::from_secs(10),
                 warmup: Duration::from_secs(3),
+                http_runs: 3,
                 load_runs: 10,
                 startup_runs: 5,
             }
@@ -1002,6 +1006,8 @@ struct HttpRun {
     /// Share of the machine other processes used during the measured run.
     others: f64,
     attempts: usize,
+    /// Throughput of every measured run of this endpoint, this one's included, in order.
+    rps_runs: Vec<f64>,
 }
 
 impl HttpRun {
@@ -1023,6 +1029,7 @@ impl HttpRun {
             "cpu": self.cpu.to_json(),
             "others_cpu_fraction": self.others,
             "attempts": self.attempts,
+            "requests_per_s_every_run": self.rps_runs,
             "server_cpu_us_per_request": self.cpu.server_s * 1e6 / self.requests.max(1) as f64,
         })
     }
@@ -1268,7 +1275,9 @@ fn oha(
     Ok((v, cpu))
 }
 
-/// A discarded warm-up run, then a measured one.
+/// A discarded warm-up run, then [`Plan::http_runs`] measured ones; returns the run with the
+/// median throughput. One 10 s run now and then lands in a slow mode (half the throughput, twice
+/// the p50, with the machine otherwise idle), which a single run would report as the result.
 fn load_run(
     ctx: &Ctx<'_>,
     server_pid: u32,
@@ -1277,10 +1286,28 @@ fn load_run(
     headers: &[(String, String)],
 ) -> Result<HttpRun> {
     let url = format!("http://{addr}{}", e.path);
-    let name = format!("{} ({})", e.name, e.access);
     oha(ctx, server_pid, ctx.plan.warmup, &url, headers)?;
+    let mut runs = (0..ctx.plan.http_runs.max(1))
+        .map(|_| measured_run(ctx, server_pid, &url, e, headers))
+        .collect::<Result<Vec<_>>>()?;
+    let rps_runs: Vec<f64> = runs.iter().map(|r| r.rps).collect();
+    runs.sort_by(|a, b| a.rps.total_cmp(&b.rps));
+    let mut median = runs.swap_remove(runs.len() / 2);
+    median.rps_runs = rps_runs;
+    Ok(median)
+}
+
+/// One measured run, repeated while other processes disturb it.
+fn measured_run(
+    ctx: &Ctx<'_>,
+    server_pid: u32,
+    url: &str,
+    e: &Endpoint,
+    headers: &[(String, String)],
+) -> Result<HttpRun> {
+    let name = format!("{} ({})", e.name, e.access);
     let ((v, cpu), others, attempts) = undisturbed(&name, || {
-        oha(ctx, server_pid, ctx.plan.duration, &url, headers)
+        oha(ctx, server_pid, ctx.plan.duration, url, headers)
     })?;
     let s = &v["summary"];
     let p = &v["latencyPercentiles"];
@@ -1314,7 +1341,7 @@ fn load_run(
     }
     let run = HttpRun {
         name: e.name.clone(),
-        url,
+        url: url.to_owned(),
         access: e.access,
         rps_target: e.rps_target,
         requests,
@@ -1330,6 +1357,7 @@ fn load_run(
         cpu,
         others,
         attempts,
+        rps_runs: Vec::new(),
     };
     eprintln!(
         "bench: {name}: {:.0} req/s, p50 {:.3} ms, p99 {:.3} ms ({} requests, {} not 200, \
@@ -1462,14 +1490,16 @@ fn render_markdown(plan: &Plan, m: &Machine, tools: &Tools, results: &[SizeResul
     let _ = writeln!(
         out,
         "Machine: {} CPUs ({}), {:.1} GiB RAM, Linux {}. Tools: {}, {}. \
-         HTTP: {CONNECTIONS} connections, {} s measured after a {} s warm-up per endpoint; \
-         server, load generator and this harness share the machine.\n",
+         HTTP: {CONNECTIONS} connections, {} measured run(s) of {} s after a {} s warm-up per \
+         endpoint, the run with the median throughput reported (the range of all runs in \
+         brackets); server, load generator and this harness share the machine.\n",
         m.cpus,
         m.cpu_model,
         m.mem_total_bytes as f64 / (1u64 << 30) as f64,
         m.kernel,
         tools.oha_version,
         tools.hyperfine_version,
+        plan.http_runs,
         plan.duration.as_secs(),
         plan.warmup.as_secs(),
     );
@@ -1579,7 +1609,22 @@ fn render_markdown(plan: &Plan, m: &Machine, tools: &Tools, results: &[SizeResul
         };
         row(
             &format!("{name}: throughput"),
-            &|r| format!("{} req/s", thousands(r.http[i].rps.round() as usize)),
+            &|r| {
+                let run = &r.http[i];
+                let all = &run.rps_runs;
+                let low = all.iter().copied().fold(f64::INFINITY, f64::min);
+                let high = all.iter().copied().fold(0.0, f64::max);
+                if all.len() > 1 {
+                    format!(
+                        "{} req/s ({}–{})",
+                        thousands(run.rps.round() as usize),
+                        thousands(low.round() as usize),
+                        thousands(high.round() as usize)
+                    )
+                } else {
+                    format!("{} req/s", thousands(run.rps.round() as usize))
+                }
+            },
             &target,
             ok,
         );
