@@ -251,7 +251,16 @@ const issuer = `${origin}${MOUNT}/${options.slug}/`;
 // A fresh RSA key per run, as a signing key selected in Authentik. It stays in
 // the key store in HS256 mode too (oidc-provider wants one), but is then
 // neither used nor published.
-const { privateKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
+// The key is generated as PEM and read back before it is exported as a JWK: on Node.js 20,
+// exporting the key object that generateKeyPairSync returns can deadlock when a garbage
+// collection during the export frees the finished key-generation job, which takes the lock the
+// export holds (seen about once in 40 starts).
+const { privateKey: privatePem } = crypto.generateKeyPairSync('rsa', {
+  modulusLength: 2048,
+  publicKeyEncoding: { type: 'spki', format: 'pem' },
+  privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+});
+const privateKey = crypto.createPrivateKey(privatePem);
 const signingJwk = {
   ...privateKey.export({ format: 'jwk' }),
   kid: crypto.randomBytes(16).toString('hex'),
