@@ -2,11 +2,10 @@
 //! of the catalog (`MIRANTE_CATALOG`), reads the catalog folder of the base branch through the
 //! forge's API, and proposes the edited file as a pull request there.
 
-use secrecy::SecretString;
 use serde_json::{Value, json};
 
-use super::fake::{Fake, Model, TOKEN};
-use crate::helpers::{Backend, CatalogSetup, TestApp, spawn_configured, test_catalog};
+use super::fake::{Fake, Model};
+use crate::helpers::{TestApp, test_catalog};
 use crate::requests::wait_for_state;
 
 const ITEM: &str = "hypervisor-south";
@@ -26,16 +25,8 @@ async fn portal_with_catalog_on<M: Model>(fake: &Fake<M>) -> TestApp {
         .map(|(p, c)| (p.as_str(), c.as_str()))
         .collect();
     fake.with_repo(|repo| repo.push_branch("main", "main", &files));
-    let api = fake.api.to_string();
-    spawn_configured(Backend::Sqlite, CatalogSetup::Small, move |config, _| {
-        config.forge = M::KIND;
-        config.monorepo = Some("infra/devops".into());
-        config.forge_url = Some(api);
-        config.forge_token = Some(SecretString::from(TOKEN));
-        config.forge_poll_secs = 0;
-        config.monorepo_catalog = FOLDER.into();
-    })
-    .await
+    fake.portal(|config| config.monorepo_catalog = FOLDER.into())
+        .await
 }
 
 fn change() -> Value {
@@ -119,16 +110,9 @@ pub async fn proposed_as_a_pull_request<M: Model>() {
 /// where the portal looked, and no request is made.
 pub async fn refused_without_a_catalog_on_the_base_branch<M: Model>() {
     let fake = Fake::<M>::start().await;
-    let api = fake.api.to_string();
-    let app = spawn_configured(Backend::Sqlite, CatalogSetup::Small, move |config, _| {
-        config.forge = M::KIND;
-        config.monorepo = Some("infra/devops".into());
-        config.forge_url = Some(api);
-        config.forge_token = Some(SecretString::from(TOKEN));
-        config.forge_poll_secs = 0;
-        config.monorepo_catalog = "ops/catalog".into();
-    })
-    .await;
+    let app = fake
+        .portal(|config| config.monorepo_catalog = "ops/catalog".into())
+        .await;
 
     let answer = app
         .post_json(

@@ -189,6 +189,22 @@ impl<M: Model> Fake<M> {
             .count()
     }
 
+    /// The portal on SQLite (with the small test catalog) with its monorepo `infra/devops` on
+    /// this fake, no background polling, and whatever else `more` sets.
+    pub async fn portal(&self, more: impl FnOnce(&mut mirante::Config)) -> crate::helpers::TestApp {
+        use crate::helpers::{Backend, CatalogSetup, spawn_configured};
+        let api = self.api.to_string();
+        spawn_configured(Backend::Sqlite, CatalogSetup::Small, move |config, _| {
+            config.forge = M::KIND;
+            config.monorepo = Some("infra/devops".into());
+            config.forge_url = Some(api);
+            config.forge_token = Some(SecretString::from(TOKEN));
+            config.forge_poll_secs = 0;
+            more(config);
+        })
+        .await
+    }
+
     /// Changes the repository behind the fake.
     pub fn with_repo<T>(&self, f: impl FnOnce(&mut Repo) -> T) -> T {
         f(self.shared.model.lock().unwrap().repo())

@@ -3,29 +3,15 @@
 //! templates while the forge is down or the folder is too large, and says why to admins.
 
 use mirante::selfservice::service::MONOREPO_TEMPLATES_MAX_FILES;
-use secrecy::SecretString;
 use serde_json::{Value, json};
 
 use super::fake::{Fake, Model, TOKEN};
 use crate::{
-    helpers::{Backend, CatalogSetup, TestApp, spawn_configured},
+    helpers::TestApp,
     requests::{SCRATCH_NAMESPACE, SCRATCH_TEMPLATE, preview_files},
 };
 
 const FOLDER: &str = "self-service/templates";
-
-/// The portal on SQLite with its monorepo on `fake`.
-async fn portal_on<M: Model>(fake: &Fake<M>) -> TestApp {
-    let api = fake.api.to_string();
-    spawn_configured(Backend::Sqlite, CatalogSetup::Small, move |config, _| {
-        config.forge = M::KIND;
-        config.monorepo = Some("infra/devops".into());
-        config.forge_url = Some(api);
-        config.forge_token = Some(SecretString::from(TOKEN));
-        config.forge_poll_secs = 0;
-    })
-    .await
-}
 
 /// Pushes `files` (paths relative to the templates folder) onto `main`, as a merge would.
 fn merge_into_folder<M: Model>(fake: &Fake<M>, files: &[(&str, &str)]) {
@@ -63,7 +49,7 @@ async fn problems(app: &TestApp, admin: &reqwest::Client) -> Vec<Value> {
 /// A template added to the base branch is offered without a redeploy.
 pub async fn offered_without_a_redeploy<M: Model>() {
     let fake = Fake::<M>::start().await;
-    let app = portal_on(&fake).await;
+    let app = fake.portal(|_| {}).await;
     let rui = app.dev_browser("rui").await;
     let ada = app.dev_browser("ada").await;
     let before = template_ids(&app, &rui).await;
@@ -117,7 +103,7 @@ pub async fn offered_without_a_redeploy<M: Model>() {
 /// A forge that is down keeps the templates read last, and admins are told why.
 pub async fn kept_while_the_forge_is_down<M: Model>() {
     let fake = Fake::<M>::start().await;
-    let app = portal_on(&fake).await;
+    let app = fake.portal(|_| {}).await;
     let rui = app.dev_browser("rui").await;
     let ada = app.dev_browser("ada").await;
     merge_into_folder(
@@ -170,7 +156,7 @@ pub async fn kept_while_the_forge_is_down<M: Model>() {
 /// An oversized folder is refused clearly, without reading its files; the last templates stay.
 pub async fn oversized_folder_refused<M: Model>() {
     let fake = Fake::<M>::start().await;
-    let app = portal_on(&fake).await;
+    let app = fake.portal(|_| {}).await;
     let rui = app.dev_browser("rui").await;
     let ada = app.dev_browser("ada").await;
     merge_into_folder(
