@@ -1,10 +1,12 @@
 //! The web UI's routes (Leptos server-side rendering and server functions).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use axum::{body::Body, extract::State, http::Request, response::IntoResponse, routing::post};
 use leptos::prelude::provide_context;
-use leptos_axum::{LeptosRoutes, generate_route_list, handle_server_fns_with_context};
+use leptos_axum::{
+    AxumRouteListing, LeptosRoutes, generate_route_list, handle_server_fns_with_context,
+};
 use mirante_frontend::{App, shell, ssr::SelfServiceHandle};
 
 use crate::{selfservice::ui::UiSelfService, state::AppState};
@@ -14,7 +16,7 @@ const SERVER_FN_PATH: &str = "/_fn/{*fn_name}";
 
 /// The web UI's routes; merged last, after the API, so its catch-all never shadows an API path.
 pub fn router(state: &AppState) -> axum::Router<AppState> {
-    let routes = generate_route_list(App);
+    let routes = route_list().to_vec();
     let context = context(state);
     let options = state.leptos.clone();
     axum::Router::new()
@@ -30,6 +32,17 @@ pub fn router(state: &AppState) -> axum::Router<AppState> {
             AppState,
             _,
         >(context, shell))
+}
+
+/// The UI's pages, walked from the app once per process.
+///
+/// Walking the app holds Leptos' process-wide switch that stops resources from loading (a
+/// resource first polled while it is on never loads; leptos-rs/leptos#4773). Walking it again
+/// while another server in the same process renders a page, as a second `Application` built in
+/// a running process would, could leave that page waiting until the request timed out.
+pub fn route_list() -> &'static [AxumRouteListing] {
+    static ROUTES: OnceLock<Vec<AxumRouteListing>> = OnceLock::new();
+    ROUTES.get_or_init(|| generate_route_list(App))
 }
 
 /// What pages and server functions find in their Leptos context: the catalog (with its

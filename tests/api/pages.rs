@@ -143,3 +143,52 @@ on_both_databases! {
         assert!(!markdown.contains("Pending tasks") && !markdown.contains("Progress by"));
     }
 }
+
+/// Another portal starting in the same process (as test servers do, or an embedder building a
+/// second `Application`) never leaves a page of a running one waiting: each server start
+/// used to walk the app for its routes, and resources first polled during that walk never
+/// loaded.
+#[test]
+fn pages_render_while_other_portals_start_in_the_same_process() {
+    use std::sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    };
+
+    let starting = Arc::new(AtomicBool::new(true));
+    let starter = {
+        let starting = Arc::clone(&starting);
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Runtime::new().unwrap();
+            for _ in 0..12 {
+                runtime.block_on(async {
+                    spawn_app_with(Backend::Sqlite, CatalogSetup::Small).await;
+                });
+            }
+            starting.store(false, Ordering::Relaxed);
+        })
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let rendered = runtime.block_on(async {
+        let app = spawn_app_with(Backend::Sqlite, CatalogSetup::Small).await;
+        let reader = app.dev_browser("rui").await;
+        let mut rendered = 0;
+        while starting.load(Ordering::Relaxed) {
+            let response = tokio::time::timeout(
+                std::time::Duration::from_secs(10),
+                reader.get(format!("{}/", app.address)).send(),
+            )
+            .await
+            .expect("the overview answered within 10 s while another portal started")
+            .unwrap();
+            assert_eq!(response.status().as_u16(), 200);
+            rendered += 1;
+        }
+        rendered
+    });
+    starter.join().unwrap();
+    assert!(rendered > 0, "pages were requested while portals started");
+}

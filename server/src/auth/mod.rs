@@ -260,7 +260,7 @@ pub fn all_routes() -> Vec<(Method, String)> {
             }
         }
     }
-    for listing in leptos_axum::generate_route_list(mirante_frontend::App) {
+    for listing in crate::web::route_list() {
         routes.push((Method::GET, listing.path().to_owned()));
     }
     for (path, method) in leptos::server_fn::axum::server_fn_paths() {
