@@ -254,7 +254,9 @@ pub struct Change<'a> {
     pub comment: Option<&'a str>,
     /// The pull request, for [`RequestEvent::Propose`] (and merges found on resume).
     pub pull_request: Option<(i64, &'a str)>,
-    /// The error, for [`RequestEvent::Fail`].
+    /// The error, for [`RequestEvent::Fail`]. Any other state change clears the request's last
+    /// error in the same write: it described the state being left (a retried attempt's "trying
+    /// again"), and a reader must never see the new state next to it.
     pub error: Option<&'a str>,
 }
 
@@ -544,7 +546,7 @@ impl Db {
                                decision_comment = case when $3 then $5 else decision_comment end,
                                pr_number = coalesce($6, pr_number),
                                pr_url = coalesce($7, pr_url),
-                               last_error = coalesce($8, last_error)
+                               last_error = $8
                            where request_id = $9 and state = $10";
                 let done = sqlx::query(sql)
                     .bind(to.as_str())
@@ -1013,6 +1015,63 @@ mod tests {
         let last = db.transitions(r.id).await.unwrap().pop().unwrap();
         assert_eq!(last.actor, "ada");
         assert_eq!(last.comment.as_deref(), Some("fine"));
+    }
+
+    #[tokio::test]
+    async fn a_state_change_clears_the_error_of_the_state_it_leaves_and_a_failure_sets_its_own() {
+        let db = memory_db().await;
+        let author = author(&db).await;
+        let files = files();
+        let r = plain_request(&db, &author, &files, false, Utc::now()).await;
+        let system = Change {
+            actor: "system",
+            ..Change::default()
+        };
+        db.transition_request(r.id, RequestEvent::StartProposing, &system, Utc::now())
+            .await
+            .unwrap();
+        let retrying = "the forge is unavailable (attempt 1; trying again in 5s)";
+        db.note_request_error(r.id, Some(retrying), Utc::now())
+            .await
+            .unwrap();
+        let noted = db.request(r.id).await.unwrap().unwrap();
+        assert_eq!(noted.last_error.as_deref(), Some(retrying));
+
+        let proposed = db
+            .transition_request(
+                r.id,
+                RequestEvent::Propose,
+                &Change {
+                    pull_request: Some((7, "https://forge.test/pr/7")),
+                    ..system.clone()
+                },
+                Utc::now(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(proposed.state, RequestState::Proposed);
+        assert_eq!(
+            proposed.last_error, None,
+            "cleared by the transition itself"
+        );
+
+        let failed = db
+            .transition_request(
+                r.id,
+                RequestEvent::Fail,
+                &Change {
+                    error: Some("the pull request is gone"),
+                    ..system
+                },
+                Utc::now(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(failed.state, RequestState::Failed);
+        assert_eq!(
+            failed.last_error.as_deref(),
+            Some("the pull request is gone")
+        );
     }
 
     #[tokio::test]

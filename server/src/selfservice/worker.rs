@@ -457,7 +457,6 @@ impl Worker {
             Err(TransitionError::Illegal(i)) if i.from.is_final() => return Ok(()),
             Err(e) => return Err(e.into()),
         }
-        self.db.note_request_error(request.id, None, now).await?;
         follow(&self.db, request.id, pr.state, SYSTEM).await?;
         Ok(())
     }
