@@ -48,8 +48,6 @@ use tower_http::{
     trace::TraceLayer,
 };
 
-use crate::state::AppState;
-
 /// The policy described in the module documentation.
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; \
      script-src 'self' 'unsafe-inline' 'wasm-unsafe-eval'; \
@@ -158,7 +156,12 @@ impl MakeRequestId for SequentialRequestId {
 ///
 /// The file names carry no content hash, so browsers must revalidate (`no-cache`); the
 /// `Last-Modified` that `ServeDir` sends turns that into a cheap 304.
-pub fn static_files(leptos: &LeptosOptions) -> Router<AppState> {
+///
+/// A release build writes a brotli and a gzip copy next to each file (`cargo xtask build
+/// --release`); a client that accepts one gets it as it is, and the compression layer leaves
+/// a response that already has a `Content-Encoding` alone. Without copies (a debug build),
+/// the compression layer gzips the file on the fly.
+pub fn static_files<S: Clone + Send + Sync + 'static>(leptos: &LeptosOptions) -> Router<S> {
     let dir = PathBuf::from(leptos.site_root.as_ref()).join(leptos.site_pkg_dir.as_ref());
     let path = format!("/{}", leptos.site_pkg_dir.trim_matches('/'));
     let service = ServiceBuilder::new()
@@ -166,13 +169,99 @@ pub fn static_files(leptos: &LeptosOptions) -> Router<AppState> {
             header::CACHE_CONTROL,
             HeaderValue::from_static("no-cache"),
         ))
-        .service(ServeDir::new(dir));
+        // The body depends on Accept-Encoding whichever file is sent; the compression layer
+        // only says so for the responses it compresses itself.
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::VARY,
+            HeaderValue::from_static("accept-encoding"),
+        ))
+        .service(ServeDir::new(dir).precompressed_br().precompressed_gzip());
     Router::new().nest_service(&path, service)
 }
 
 #[cfg(test)]
 mod tests {
+    use axum::body::to_bytes;
+    use tower::ServiceExt;
+
     use super::*;
+
+    /// A site whose `pkg` holds `mirante.wasm` and, when `copies`, its compressed copies (marked
+    /// contents, so a test sees which file was sent).
+    fn site(copies: bool) -> (tempfile::TempDir, Router) {
+        let root = tempfile::tempdir().unwrap();
+        let pkg = root.path().join("pkg");
+        std::fs::create_dir(&pkg).unwrap();
+        std::fs::write(pkg.join("mirante.wasm"), "wasm bytes ".repeat(1000)).unwrap();
+        if copies {
+            std::fs::write(pkg.join("mirante.wasm.br"), "the brotli copy").unwrap();
+            std::fs::write(pkg.join("mirante.wasm.gz"), "the gzip copy").unwrap();
+        }
+        let options = LeptosOptions::builder()
+            .output_name("mirante")
+            .site_root(root.path().to_str().unwrap())
+            .site_pkg_dir("pkg")
+            .build();
+        let router = apply(static_files(&options), Duration::from_secs(5));
+        (root, router)
+    }
+
+    /// The `Content-Encoding` and body of `/pkg/mirante.wasm` asked with `accept_encoding`.
+    async fn wasm(router: &Router, accept_encoding: Option<&str>) -> (Option<String>, Vec<u8>) {
+        let mut request = Request::get("/pkg/mirante.wasm");
+        if let Some(accept) = accept_encoding {
+            request = request.header(header::ACCEPT_ENCODING, accept);
+        }
+        let response = router
+            .clone()
+            .oneshot(request.body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        let vary: Vec<_> = response.headers().get_all(header::VARY).iter().collect();
+        assert_eq!(
+            vary,
+            ["accept-encoding"],
+            "caches keep one copy per encoding"
+        );
+        let encoding = response
+            .headers()
+            .get(header::CONTENT_ENCODING)
+            .map(|v| v.to_str().unwrap().to_owned());
+        let body = to_bytes(response.into_body(), usize::MAX).await.unwrap();
+        (encoding, body.to_vec())
+    }
+
+    #[tokio::test]
+    async fn the_bundle_is_sent_as_its_compressed_copy_the_browser_accepts() {
+        let (_root, router) = site(true);
+
+        let (encoding, body) = wasm(&router, Some("gzip, deflate, br")).await;
+        assert_eq!(encoding.as_deref(), Some("br"));
+        assert_eq!(
+            body, b"the brotli copy",
+            "the copy as written, not compressed again"
+        );
+
+        let (encoding, body) = wasm(&router, Some("gzip")).await;
+        assert_eq!(encoding.as_deref(), Some("gzip"));
+        assert_eq!(body, b"the gzip copy");
+
+        let (encoding, body) = wasm(&router, None).await;
+        assert_eq!(encoding, None);
+        assert_eq!(body, "wasm bytes ".repeat(1000).as_bytes());
+    }
+
+    #[tokio::test]
+    async fn a_bundle_without_copies_is_gzipped_on_the_fly() {
+        let (_root, router) = site(false);
+
+        let (encoding, body) = wasm(&router, Some("gzip, br")).await;
+
+        assert_eq!(encoding.as_deref(), Some("gzip"));
+        assert_eq!(&body[..2], [0x1f, 0x8b], "a gzip stream");
+        assert!(body.len() < 1000, "{} bytes", body.len());
+    }
 
     #[test]
     fn request_ids_share_the_process_prefix_and_never_repeat() {

@@ -15,6 +15,7 @@ use std::{
 use anyhow::{Context, Result, bail};
 
 mod bench;
+mod precompress;
 
 /// Name of the wasm bundle and stylesheet; also set as `LEPTOS_OUTPUT_NAME` in .cargo/config.toml.
 const OUTPUT_NAME: &str = "mirante";
@@ -259,6 +260,10 @@ fn build_wasm(release: bool) -> Result<()> {
         "frontend/style/main.css",
         pkg.join(format!("{OUTPUT_NAME}.css")),
     )?;
+    precompress::remove_stale(pkg)?;
+    if release {
+        precompress::bundle(pkg)?;
+    }
     Ok(())
 }
 

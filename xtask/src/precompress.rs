@@ -1,0 +1,150 @@
+//! Compressed copies of the release bundle, written once at build time so the server sends
+//! them as they are (`ServeDir::precompressed_br` / `precompressed_gzip`) instead of gzipping
+//! the wasm at its fastest level on every first load.
+//!
+//! Brotli at its highest quality and gzip at its best level: slow to write (seconds for the
+//! wasm), free to serve. Copies are only written for the release bundle; every build first
+//! removes the copies it finds, so a server never sends a compressed copy of an older build.
+
+use std::{
+    fs::{self, File},
+    io::{self, BufReader, BufWriter, Write},
+    path::{Path, PathBuf},
+    time::Instant,
+};
+
+use anyhow::{Context, Result};
+
+/// Extensions of the compressed copies, as `ServeDir` looks for them.
+const COPIES: [&str; 2] = ["br", "gz"];
+
+/// Brotli's highest quality and a 4 MiB window (the wasm is a few MB).
+const BROTLI_QUALITY: u32 = 11;
+const BROTLI_WINDOW_BITS: u32 = 22;
+
+/// Removes every compressed copy in `pkg`.
+pub fn remove_stale(pkg: &Path) -> Result<()> {
+    for path in files(pkg)? {
+        if is_copy(&path) {
+            fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes `<file>.br` and `<file>.gz` next to each file of the bundle in `pkg`.
+pub fn bundle(pkg: &Path) -> Result<()> {
+    for path in files(pkg)? {
+        if is_copy(&path) {
+            continue;
+        }
+        let size = fs::metadata(&path)?.len();
+        let started = Instant::now();
+        let br = with_suffix(&path, "br");
+        let (mut input, output) = open(&path, &br)?;
+        let mut encoder =
+            brotli::CompressorWriter::new(output, 64 * 1024, BROTLI_QUALITY, BROTLI_WINDOW_BITS);
+        io::copy(&mut input, &mut encoder)
+            .with_context(|| format!("compressing {}", path.display()))?;
+        encoder.into_inner().flush()?;
+        let gz = with_suffix(&path, "gz");
+        let (mut input, output) = open(&path, &gz)?;
+        let mut encoder = flate2::write::GzEncoder::new(output, flate2::Compression::best());
+        io::copy(&mut input, &mut encoder)
+            .with_context(|| format!("compressing {}", path.display()))?;
+        encoder.finish()?.flush()?;
+        println!(
+            "xtask: {} {} bytes, brotli {}, gzip {} ({:.1} s)",
+            path.display(),
+            size,
+            fs::metadata(&br)?.len(),
+            fs::metadata(&gz)?.len(),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
+}
+
+/// `source` to read and `target` to write.
+fn open(source: &Path, target: &Path) -> Result<(BufReader<File>, BufWriter<File>)> {
+    let input = File::open(source).with_context(|| format!("reading {}", source.display()))?;
+    let output = File::create(target).with_context(|| format!("writing {}", target.display()))?;
+    Ok((BufReader::new(input), BufWriter::new(output)))
+}
+
+/// The regular files directly in `dir`.
+fn files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for entry in fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))? {
+        let entry = entry?;
+        if entry.file_type()?.is_file() {
+            out.push(entry.path());
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn is_copy(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| COPIES.contains(&e))
+}
+
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".");
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read;
+
+    use super::*;
+
+    #[test]
+    fn each_file_gets_copies_that_decompress_to_it_and_a_new_build_removes_them() {
+        let pkg = tempfile::tempdir().unwrap();
+        let wasm: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        let css = "body { color: black; }\n".repeat(100);
+        fs::write(pkg.path().join("mirante.wasm"), &wasm).unwrap();
+        fs::write(pkg.path().join("mirante.css"), &css).unwrap();
+
+        bundle(pkg.path()).unwrap();
+
+        for (name, original) in [
+            ("mirante.wasm", wasm.clone()),
+            ("mirante.css", css.into_bytes()),
+        ] {
+            let br = fs::read(pkg.path().join(format!("{name}.br"))).unwrap();
+            let mut unbr = Vec::new();
+            brotli::Decompressor::new(&br[..], 4096)
+                .read_to_end(&mut unbr)
+                .unwrap();
+            assert_eq!(unbr, original, "{name}.br");
+            assert!(
+                br.len() < original.len() / 4,
+                "{name}.br is {} bytes",
+                br.len()
+            );
+            let gz = fs::read(pkg.path().join(format!("{name}.gz"))).unwrap();
+            let mut ungz = Vec::new();
+            flate2::read::GzDecoder::new(&gz[..])
+                .read_to_end(&mut ungz)
+                .unwrap();
+            assert_eq!(ungz, original, "{name}.gz");
+        }
+
+        remove_stale(pkg.path()).unwrap();
+
+        let mut left: Vec<_> = files(pkg.path())
+            .unwrap()
+            .into_iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["mirante.css", "mirante.wasm"]);
+    }
+}
