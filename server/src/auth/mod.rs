@@ -482,55 +482,55 @@ async fn principal_from_token(state: &AppState, token: &str) -> anyhow::Result<O
     let hash = token_hash(token);
     let cache = &state.auth.tokens;
     let generation = cache.generation();
+    let known = match cache.get(&hash) {
+        Some(known) => known,
+        None => match verify_token(state, &hash).await? {
+            Some(verified) => {
+                cache.insert(generation, hash.clone(), verified.clone());
+                verified
+            }
+            None => return Ok(None),
+        },
+    };
     // The profile shows when a token was last used to the minute; noting every use would be
     // a database write per API request.
     let now = Utc::now();
-    let due = |last: Option<chrono::DateTime<Utc>>| {
-        last.is_none_or(|at| now - at >= chrono::Duration::seconds(TOKEN_USE_RESOLUTION_SECS))
-    };
-    if let Some(known) = cache.get(&hash) {
-        if due(known.last_used_at) {
-            state.db.touch_api_token(known.api_token_id, now).await?;
-            cache.touched(generation, &hash, now);
-        }
-        return Ok(Some(known.principal));
+    if known
+        .last_used_at
+        .is_none_or(|at| now - at >= chrono::Duration::seconds(TOKEN_USE_RESOLUTION_SECS))
+    {
+        state.db.touch_api_token(known.api_token_id, now).await?;
+        cache.touched(generation, &hash, now);
     }
-    let Some(active) = state.db.active_api_token(&hash).await? else {
+    Ok(Some(known.principal))
+}
+
+/// The active token with this hash and who it acts for, read from the database.
+async fn verify_token(state: &AppState, hash: &str) -> anyhow::Result<Option<tokens::Verified>> {
+    let Some(active) = state.db.active_api_token(hash).await? else {
         return Ok(None);
     };
-    let user_id = active.app_user_id;
-    let mut last_used_at = active.last_used_at;
-    if due(last_used_at) {
-        state.db.touch_api_token(active.api_token_id, now).await?;
-        last_used_at = Some(now);
-    }
-    let Some(user) = state.db.user(user_id).await? else {
+    let Some(user) = state.db.user(active.app_user_id).await? else {
         return Ok(None);
     };
     let role = policy::role_for(&user.groups, &state.auth.admin_groups);
-    let principal = Principal {
-        user_id,
-        viewer: Viewer {
-            username: user.username,
-            name: user.name,
-            email: user.email,
-            groups: user.groups,
-            role,
-            csrf_token: String::new(),
-            dev_login: user.issuer == DEV_ISSUER,
+    Ok(Some(tokens::Verified {
+        principal: Principal {
+            user_id: active.app_user_id,
+            viewer: Viewer {
+                username: user.username,
+                name: user.name,
+                email: user.email,
+                groups: user.groups,
+                role,
+                csrf_token: String::new(),
+                dev_login: user.issuer == DEV_ISSUER,
+            },
+            via_token: true,
         },
-        via_token: true,
-    };
-    cache.insert(
-        generation,
-        hash,
-        tokens::Verified {
-            principal: principal.clone(),
-            api_token_id: active.api_token_id,
-            last_used_at,
-        },
-    );
-    Ok(Some(principal))
+        api_token_id: active.api_token_id,
+        last_used_at: active.last_used_at,
+    }))
 }
 
 /// Appends an audit entry; a failure is logged, never shown.
