@@ -40,19 +40,21 @@ pub fn bundle(pkg: &Path) -> Result<()> {
         }
         let size = fs::metadata(&path)?.len();
         let started = Instant::now();
-        let br = with_suffix(&path, "br");
-        let (mut input, output) = open(&path, &br)?;
-        let mut encoder =
-            brotli::CompressorWriter::new(output, 64 * 1024, BROTLI_QUALITY, BROTLI_WINDOW_BITS);
-        io::copy(&mut input, &mut encoder)
-            .with_context(|| format!("compressing {}", path.display()))?;
-        encoder.into_inner().flush()?;
-        let gz = with_suffix(&path, "gz");
-        let (mut input, output) = open(&path, &gz)?;
-        let mut encoder = flate2::write::GzEncoder::new(output, flate2::Compression::best());
-        io::copy(&mut input, &mut encoder)
-            .with_context(|| format!("compressing {}", path.display()))?;
-        encoder.finish()?.flush()?;
+        let br = write_copy(&path, "br", |input, output| {
+            let mut encoder = brotli::CompressorWriter::new(
+                output,
+                64 * 1024,
+                BROTLI_QUALITY,
+                BROTLI_WINDOW_BITS,
+            );
+            io::copy(input, &mut encoder)?;
+            Ok(encoder.into_inner())
+        })?;
+        let gz = write_copy(&path, "gz", |input, output| {
+            let mut encoder = flate2::write::GzEncoder::new(output, flate2::Compression::best());
+            io::copy(input, &mut encoder)?;
+            encoder.finish()
+        })?;
         println!(
             "xtask: {} {} bytes, brotli {}, gzip {} ({:.1} s)",
             path.display(),
@@ -65,11 +67,20 @@ pub fn bundle(pkg: &Path) -> Result<()> {
     Ok(())
 }
 
-/// `source` to read and `target` to write.
-fn open(source: &Path, target: &Path) -> Result<(BufReader<File>, BufWriter<File>)> {
+/// Writes `<source>.<suffix>` with `encode`, which streams the file into an encoder around
+/// the output and hands the output back once the stream is finished; returns the copy's path.
+fn write_copy(
+    source: &Path,
+    suffix: &str,
+    encode: impl FnOnce(&mut BufReader<File>, BufWriter<File>) -> io::Result<BufWriter<File>>,
+) -> Result<PathBuf> {
+    let target = with_suffix(source, suffix);
     let input = File::open(source).with_context(|| format!("reading {}", source.display()))?;
-    let output = File::create(target).with_context(|| format!("writing {}", target.display()))?;
-    Ok((BufReader::new(input), BufWriter::new(output)))
+    let output = File::create(&target).with_context(|| format!("writing {}", target.display()))?;
+    encode(&mut BufReader::new(input), BufWriter::new(output))
+        .and_then(|mut output| output.flush())
+        .with_context(|| format!("compressing {} into {}", source.display(), target.display()))?;
+    Ok(target)
 }
 
 /// The regular files directly in `dir`.
