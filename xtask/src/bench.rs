@@ -107,7 +107,7 @@ impl Plan {
 }
 
 /// Runs the benchmark; `args` are the command line after `bench`.
-pub fn run(root: &Path, args: &[String]) -> Result<()> {
+pub fn run(args: &[String]) -> Result<()> {
     let quick = args.iter().any(|a| a == "--quick");
     if let Some(other) = args.iter().find(|a| *a != "--quick") {
         bail!("unknown bench option {other:?} (only --quick)");
@@ -116,9 +116,9 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     let tools = Tools::ensure()?;
     crate::build(true)?;
 
-    let bin = root.join("target/release/mirante");
-    let site_root = root.join("target/site");
-    let out_dir = root.join("target/bench");
+    let bin = crate::server_bin("release");
+    let site_root = crate::site_root();
+    let out_dir = crate::target_dir().join("bench");
     fs::create_dir_all(&out_dir)?;
     let scratch = Scratch::new()?;
 

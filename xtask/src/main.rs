@@ -10,6 +10,7 @@ use std::{
     fs,
     path::{Path, PathBuf},
     process::{Command, ExitCode},
+    sync::OnceLock,
 };
 
 use anyhow::{Context, Result, bail};
@@ -64,7 +65,7 @@ fn run() -> Result<()> {
         Some("setup") => setup(true),
         Some("bench") => {
             setup(false)?;
-            bench::run(&root, &args[1..])
+            bench::run(&args[1..])
         }
         Some("synth") => {
             let (Some(n), Some(dir)) = (args.get(1), args.get(2)) else {
@@ -88,6 +89,56 @@ pub(crate) fn workspace_root() -> PathBuf {
         .parent()
         .expect("xtask lives in a workspace")
         .to_path_buf()
+}
+
+/// Cargo's target directory for this workspace: `target/` under the root unless
+/// `CARGO_TARGET_DIR`, `CARGO_BUILD_TARGET_DIR` or a `.cargo/config.toml` `build.target-dir`
+/// says otherwise. Cargo itself resolves those (with their precedence and their rules for
+/// relative paths), so it is asked once rather than imitated.
+pub(crate) fn target_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        query_target_dir(metadata_command(&workspace_root())).unwrap_or_else(|e| {
+            eprintln!("xtask: cannot ask cargo for its target directory: {e:#}");
+            std::process::exit(1)
+        })
+    })
+}
+
+/// `cargo metadata` for the workspace at `root`, without resolving dependencies.
+fn metadata_command(root: &Path) -> Command {
+    let mut cmd = Command::new(cargo());
+    cmd.args(["metadata", "--format-version", "1", "--no-deps"])
+        .current_dir(root);
+    cmd
+}
+
+/// The `target_directory` that a `cargo metadata` command reports.
+fn query_target_dir(mut metadata: Command) -> Result<PathBuf> {
+    let out = metadata.output().context("running cargo metadata")?;
+    if !out.status.success() {
+        bail!(
+            "cargo metadata failed with {}: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).context("cargo metadata did not print JSON")?;
+    let dir = v["target_directory"]
+        .as_str()
+        .context("cargo metadata has no target_directory")?;
+    Ok(PathBuf::from(dir))
+}
+
+/// Where a binary of the server is built for `profile` (`debug` or `release`).
+pub(crate) fn server_bin(profile: &str) -> PathBuf {
+    target_dir().join(profile).join("mirante")
+}
+
+/// The site the server serves: the hydration bundle in `pkg/`.
+pub(crate) fn site_root() -> PathBuf {
+    target_dir().join("site")
 }
 
 /// Runs a command, echoing it, and fails if it fails.
@@ -204,7 +255,7 @@ fn locked_version(name: &str) -> Result<String> {
     Ok(lock[start..end].to_string())
 }
 
-/// Builds the hydration bundle into `target/site/pkg` and the server binary.
+/// Builds the hydration bundle into `<target dir>/site/pkg` and the server binary.
 pub(crate) fn build(release: bool) -> Result<()> {
     build_wasm(release)?;
     let mut args = vec!["build", "--package", "mirante", "--bin", "mirante"];
@@ -233,22 +284,19 @@ fn build_wasm(release: bool) -> Result<()> {
         ],
     )?;
     let dir = if release { "wasm-release" } else { "debug" };
-    let wasm = format!("target/wasm32-unknown-unknown/{dir}/mirante_frontend.wasm");
-    let pkg = Path::new("target/site/pkg");
+    let wasm = target_dir()
+        .join("wasm32-unknown-unknown")
+        .join(dir)
+        .join("mirante_frontend.wasm");
+    let pkg = &site_root().join("pkg");
     fs::create_dir_all(pkg)?;
-    sh(
-        &wasm_bindgen_bin(),
-        [
-            "--target",
-            "web",
-            "--out-dir",
-            "target/site/pkg",
-            "--out-name",
-            OUTPUT_NAME,
-            "--no-typescript",
-            wasm.as_str(),
-        ],
-    )?;
+    let mut bindgen = Command::new(wasm_bindgen_bin());
+    bindgen
+        .args(["--target", "web", "--out-dir"])
+        .arg(pkg)
+        .args(["--out-name", OUTPUT_NAME, "--no-typescript"])
+        .arg(&wasm);
+    run_cmd(&mut bindgen)?;
     // leptos looks for `<name>.wasm` when LEPTOS_OUTPUT_NAME is set at compile time.
     let bg = pkg.join(format!("{OUTPUT_NAME}_bg.wasm"));
     let out = pkg.join(format!("{OUTPUT_NAME}.wasm"));
@@ -284,11 +332,7 @@ fn wasm_opt(wasm: &Path) -> Result<()> {
 
 /// Starts the built server in the foreground, passing the environment through.
 fn serve(release: bool) -> Result<()> {
-    let bin = if release {
-        "target/release/mirante"
-    } else {
-        "target/debug/mirante"
-    };
+    let bin = server_bin(if release { "release" } else { "debug" });
     let mut cmd = Command::new(bin);
     cmd.arg("serve");
     site_env(&mut cmd);
@@ -298,7 +342,7 @@ fn serve(release: bool) -> Result<()> {
 /// Points the server at the built site unless the caller already did.
 pub(crate) fn site_env(cmd: &mut Command) {
     if env::var_os("LEPTOS_SITE_ROOT").is_none() {
-        cmd.env("LEPTOS_SITE_ROOT", "target/site");
+        cmd.env("LEPTOS_SITE_ROOT", site_root());
     }
 }
 
@@ -345,7 +389,83 @@ fn test() -> Result<()> {
     let mut node = Command::new("node");
     node.args(["--test", "--test-concurrency=1", "--test-timeout=300000"])
         .current_dir("tests/browser")
-        .env("MIRANTE_BIN", workspace_root().join("target/debug/mirante"))
-        .env("LEPTOS_SITE_ROOT", workspace_root().join("target/site"));
+        .env("MIRANTE_BIN", server_bin("debug"))
+        .env("LEPTOS_SITE_ROOT", site_root());
     run_cmd(&mut node)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A one-package workspace in a temporary directory, with `config` as its
+    /// `.cargo/config.toml` when given.
+    fn workspace(config: Option<&str>) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(
+            dir.path().join("Cargo.toml"),
+            "[package]\nname = \"probe\"\nversion = \"0.1.0\"\nedition = \"2024\"\n",
+        )
+        .unwrap();
+        fs::create_dir(dir.path().join("src")).unwrap();
+        fs::write(dir.path().join("src/lib.rs"), "").unwrap();
+        if let Some(config) = config {
+            fs::create_dir(dir.path().join(".cargo")).unwrap();
+            fs::write(dir.path().join(".cargo/config.toml"), config).unwrap();
+        }
+        dir
+    }
+
+    /// The target directory cargo reports for `dir` with only `env` set of the variables that
+    /// move it (the caller's own must not leak into the test).
+    fn resolved(dir: &Path, env: &[(&str, &Path)]) -> PathBuf {
+        let mut cmd = metadata_command(dir);
+        cmd.env_remove("CARGO_TARGET_DIR")
+            .env_remove("CARGO_BUILD_TARGET_DIR");
+        for (key, value) in env {
+            cmd.env(key, value);
+        }
+        query_target_dir(cmd).unwrap()
+    }
+
+    #[test]
+    fn the_target_directory_is_target_under_the_workspace_by_default() {
+        let ws = workspace(None);
+
+        let dir = resolved(ws.path(), &[]);
+
+        assert_eq!(dir, ws.path().canonicalize().unwrap().join("target"));
+    }
+
+    #[test]
+    fn a_config_files_target_dir_is_read_relative_to_the_folder_holding_cargo() {
+        let ws = workspace(Some("[build]\ntarget-dir = \"out/build\"\n"));
+
+        let dir = resolved(ws.path(), &[]);
+
+        assert_eq!(dir, ws.path().canonicalize().unwrap().join("out/build"));
+    }
+
+    #[test]
+    fn cargo_target_dir_and_cargo_build_target_dir_win_over_the_config_file() {
+        let ws = workspace(Some("[build]\ntarget-dir = \"out/build\"\n"));
+        let elsewhere = tempfile::tempdir().unwrap();
+        let env_dir = elsewhere.path().join("from-env");
+        let build_dir = elsewhere.path().join("from-build-env");
+
+        let with_target_dir = resolved(ws.path(), &[("CARGO_TARGET_DIR", &env_dir)]);
+        let with_build_target_dir = resolved(ws.path(), &[("CARGO_BUILD_TARGET_DIR", &build_dir)]);
+
+        assert_eq!(with_target_dir, env_dir);
+        assert_eq!(with_build_target_dir, build_dir);
+    }
+
+    #[test]
+    fn a_relative_cargo_target_dir_is_read_from_the_workspace_root() {
+        let ws = workspace(None);
+
+        let dir = resolved(ws.path(), &[("CARGO_TARGET_DIR", Path::new("rel/target"))]);
+
+        assert_eq!(dir, ws.path().canonicalize().unwrap().join("rel/target"));
+    }
 }
