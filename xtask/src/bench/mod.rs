@@ -49,7 +49,7 @@ use serde_json::{Value, json};
 
 pub(crate) use catalog::write_catalog;
 use catalog::{LoadTime, load_time};
-use client::{Access, http_request, sign_in};
+use client::{Access, Client, sign_in};
 use load::{Endpoint, HttpRun, load_run};
 use proc::{Memory, machine, wait_for_quiet};
 use report::render_markdown;
@@ -288,7 +288,8 @@ fn bench_size(ctx: &Ctx<'_>, n: usize) -> Result<SizeResult> {
     let by_id = format!("/api/v1/items/{item_id}");
     let list = "/api/v1/items?state=validated&site=sp&limit=50";
     let page = "/catalog?state=validated";
-    let creds = sign_in(addr)?;
+    let client = Client::new(addr, Duration::from_secs(30));
+    let creds = sign_in(&client)?;
     let endpoints = [
         Endpoint::new(
             "GET /healthz (baseline)",
@@ -336,7 +337,7 @@ fn bench_size(ctx: &Ctx<'_>, n: usize) -> Result<SizeResult> {
     let mut http = Vec::new();
     for e in &endpoints {
         let headers = creds.headers(e.access);
-        let res = http_request(addr, "GET", &e.path, &headers, "")?;
+        let res = client.get(&e.path, &headers)?;
         if res.status != 200 {
             bail!("{} ({}) answered {}, not 200", e.path, e.access, res.status);
         }

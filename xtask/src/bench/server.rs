@@ -16,7 +16,7 @@ use std::{
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
-use super::{Ctx, client::http_get, max, median, min, proc::undisturbed};
+use super::{Ctx, client::Client, max, median, min, proc::undisturbed};
 
 /// How long a server may take to log its address and answer `/readyz`.
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
@@ -181,8 +181,9 @@ impl Server {
             }
         };
         self.listening_after = Some(self.started.elapsed());
+        let client = Client::new(addr, Duration::from_secs(10));
         loop {
-            if let Ok((200, _)) = http_get(addr, "/readyz") {
+            if client.get("/readyz", &[]).is_ok_and(|r| r.status == 200) {
                 break;
             }
             if Instant::now() > deadline {
