@@ -29,9 +29,12 @@ commands:
   test     formatting, lints, every unit/integration test and the browser tests
   setup    install the tools the other commands need
   bench    build for release and measure catalog load, memory, start-up and HTTP latency
-           and throughput on synthetic catalogs (--quick: 1,000 items, short runs)
-  synth N DIR  write the benchmark's synthetic catalog of N items into DIR (relative to the
-           workspace root), for measuring by hand";
+           and throughput on synthetic catalogs, and the catalog history on a monorepo of
+           20,000 commits (--quick: 1,000 items, short runs; --large: 100,000 items too;
+           --sizes N,N: only those sizes)
+  synth N DIR [--monorepo]  write the benchmark's synthetic catalog of N items into DIR
+           (relative to the workspace root), for measuring by hand; --monorepo: the bare
+           monorepo of 20,000 commits the history is measured on, with that catalog";
 
 fn main() -> ExitCode {
     match run() {
@@ -69,11 +72,24 @@ fn run() -> Result<()> {
         }
         Some("synth") => {
             let (Some(n), Some(dir)) = (args.get(1), args.get(2)) else {
-                bail!("usage: cargo xtask synth N DIR");
+                bail!("usage: cargo xtask synth N DIR [--monorepo]");
             };
             let n: usize = n.parse().context("N must be a number of items")?;
-            let (files, bytes) = bench::write_catalog(Path::new(dir), n)?;
-            println!("wrote {n} items in {files} files ({bytes} bytes) to {dir}");
+            match args.get(3).map(String::as_str) {
+                None => {
+                    let (files, bytes) = bench::write_catalog(Path::new(dir), n)?;
+                    println!("wrote {n} items in {files} files ({bytes} bytes) to {dir}");
+                }
+                Some("--monorepo") => {
+                    let (commits, catalog_commits, seconds) =
+                        bench::write_monorepo(Path::new(dir), n)?;
+                    println!(
+                        "wrote a bare monorepo of {commits} commits on main ({catalog_commits} \
+                         change its catalog of {n} items) to {dir} in {seconds:.1} s"
+                    );
+                }
+                Some(other) => bail!("unknown synth option {other:?} (only --monorepo)"),
+            }
             Ok(())
         }
         _ => {

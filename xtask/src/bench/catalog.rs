@@ -55,7 +55,7 @@ pub(super) fn load_time(ctx: &Ctx<'_>, catalog: &Path, n: usize) -> Result<LoadT
     let export = ctx.scratch.join(format!("hyperfine-{n}.json"));
     let command = format!("{} catalog check {}", ctx.bin.display(), catalog.display());
     let runs = ctx.plan.load_runs.to_string();
-    let ((), others, attempts) = undisturbed("catalog load", || {
+    let ((), others, attempts) = undisturbed(ctx.plan.patience, "catalog load", || {
         let mut cmd = Command::new(&ctx.tools.hyperfine);
         cmd.args(["--shell=none", "--warmup", "2", "--runs", runs.as_str()])
             .args(["--style", "basic", "--export-json"])

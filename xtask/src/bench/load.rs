@@ -203,7 +203,7 @@ fn measured_run(
     headers: &[(String, String)],
 ) -> Result<HttpRun> {
     let name = format!("{} ({})", e.name, e.access);
-    let ((v, cpu), others, attempts) = undisturbed(&name, || {
+    let ((v, cpu), others, attempts) = undisturbed(ctx.plan.patience, &name, || {
         oha(ctx, server_pid, ctx.plan.duration, url, headers)
     })?;
     let s = &v["summary"];

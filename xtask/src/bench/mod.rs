@@ -31,6 +31,7 @@
 
 mod catalog;
 mod client;
+mod history;
 mod load;
 mod proc;
 mod report;
@@ -48,12 +49,20 @@ use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
 pub(crate) use catalog::write_catalog;
+
+/// Writes the bare monorepo the history is measured on, with the synthetic catalog of `n`
+/// items; returns its commits, the commits that change the catalog, and the seconds taken.
+pub(crate) fn write_monorepo(dir: &Path, n: usize) -> Result<(usize, usize, f64)> {
+    let repo = history::write_monorepo(dir, n, history::COMMITS, history::CATALOG_EVERY)?;
+    Ok((repo.commits, repo.catalog_commits, repo.write_s))
+}
 use catalog::{LoadTime, load_time};
 use client::{Access, Client, sign_in};
+use history::HistoryResult;
 use load::{Endpoint, HttpRun, load_run};
-use proc::{Memory, machine, wait_for_quiet};
+use proc::{Memory, Patience, machine, wait_for_quiet};
 use report::render_markdown;
-use server::{Server, Startup, startup_time};
+use server::{Server, Source, Startup, startup_time};
 use tools::Tools;
 
 /// Seed of the synthetic catalogs, fixed so that every run measures the same catalog.
@@ -72,11 +81,21 @@ const TARGET_RPS_BY_ID: f64 = 38_000.0;
 const TARGET_RPS_LIST: f64 = 14_000.0;
 /// The catalog size the targets are stated for.
 const TARGET_N: usize = 10_000;
+/// The targets for 100,000 items: load and memory, and by id and the filtered list at least
+/// 80 % of their throughput at 10,000 items.
+const TARGET_LARGE_LOAD_S: f64 = 2.0;
+const TARGET_LARGE_RSS_BYTES: f64 = 150e6;
+const TARGET_LARGE_RPS_RATIO: f64 = 0.8;
+
+/// The catalog sizes of a full run.
+const SIZES: [usize; 2] = [1_000, 10_000];
+/// The size `--large` adds: a full run with it takes about twice as long (docs/performance.md).
+const LARGE: usize = 100_000;
 
 /// How much to measure.
 struct Plan {
     quick: bool,
-    sizes: &'static [usize],
+    sizes: Vec<usize>,
     /// Length of each measured HTTP run.
     duration: Duration,
     /// Length of the discarded HTTP run before the measured ones of an endpoint.
@@ -87,41 +106,83 @@ struct Plan {
     load_runs: u32,
     /// Server start-ups timed.
     startup_runs: usize,
+    /// Reads of the catalog history at an unchanged tip, after the first one.
+    warm_history_reads: usize,
+    patience: Patience,
 }
 
 impl Plan {
-    fn new(quick: bool) -> Self {
-        if quick {
+    /// The plan of `cargo xtask bench ARGS`: `--quick` (a smoke run: N = 1,000, short runs, no
+    /// waiting for a quiet machine), `--large` (N = 100,000 too), `--sizes N,N,...` (only
+    /// those sizes).
+    fn parse(args: &[String]) -> Result<Self> {
+        let mut quick = false;
+        let mut large = false;
+        let mut sizes = None;
+        let mut args = args.iter();
+        while let Some(arg) = args.next() {
+            match arg.as_str() {
+                "--quick" => quick = true,
+                "--large" => large = true,
+                "--sizes" => {
+                    let list = args
+                        .next()
+                        .context("--sizes needs a list such as 1000,100000")?;
+                    let parsed = list
+                        .split(',')
+                        .map(|n| n.trim().replace('_', "").parse::<usize>())
+                        .collect::<Result<Vec<_>, _>>()
+                        .with_context(|| format!("--sizes {list:?}: not a list of numbers"))?;
+                    if parsed.is_empty() || parsed.contains(&0) {
+                        bail!("--sizes {list:?}: every size must be at least 1 item");
+                    }
+                    sizes = Some(parsed);
+                }
+                other => bail!("unknown bench option {other:?} (--quick, --large, --sizes N,N)"),
+            }
+        }
+        let sizes = sizes.unwrap_or_else(|| {
+            let mut sizes = if quick {
+                vec![SIZES[0]]
+            } else {
+                SIZES.to_vec()
+            };
+            if large {
+                sizes.push(LARGE);
+            }
+            sizes
+        });
+        Ok(if quick {
             Plan {
                 quick,
-                sizes: &[1_000],
+                sizes,
                 duration: Duration::from_secs(3),
                 warmup: Duration::from_secs(1),
                 http_runs: 1,
                 load_runs: 5,
                 startup_runs: 3,
+                warm_history_reads: 3,
+                patience: Patience::SMOKE,
             }
         } else {
             Plan {
                 quick,
-                sizes: &[1_000, 10_000],
+                sizes,
                 duration: Duration::from_secs(10),
                 warmup: Duration::from_secs(3),
                 http_runs: 3,
                 load_runs: 10,
                 startup_runs: 5,
+                warm_history_reads: 5,
+                patience: Patience::RECORD,
             }
-        }
+        })
     }
 }
 
 /// Runs the benchmark; `args` are the command line after `bench`.
 pub fn run(args: &[String]) -> Result<()> {
-    let quick = args.iter().any(|a| a == "--quick");
-    if let Some(other) = args.iter().find(|a| *a != "--quick") {
-        bail!("unknown bench option {other:?} (only --quick)");
-    }
-    let plan = Plan::new(quick);
+    let plan = Plan::parse(args)?;
     let tools = Tools::ensure()?;
     crate::build(true)?;
 
@@ -132,7 +193,7 @@ pub fn run(args: &[String]) -> Result<()> {
     let scratch = Scratch::new()?;
 
     let mut results = Vec::new();
-    for &n in plan.sizes {
+    for &n in &plan.sizes {
         eprintln!("== bench: N = {n} items");
         let ctx = Ctx {
             bin: &bin,
@@ -231,6 +292,7 @@ struct SizeResult {
     http: Vec<HttpRun>,
     /// Panics the measured server logged (`panicked at` lines).
     panics: usize,
+    history: HistoryResult,
 }
 
 impl SizeResult {
@@ -246,6 +308,7 @@ impl SizeResult {
             "memory_after_http": self.rss_after.to_json(),
             "http": self.http.iter().map(HttpRun::to_json).collect::<Vec<_>>(),
             "server_panics": self.panics,
+            "history": self.history.to_json(),
         })
     }
 }
@@ -273,14 +336,14 @@ fn bench_size(ctx: &Ctx<'_>, n: usize) -> Result<SizeResult> {
     }
     eprint!("bench: {}", String::from_utf8_lossy(&check.stdout));
 
-    let background = wait_for_quiet()?;
+    let background = wait_for_quiet(ctx.plan.patience)?;
     let load = load_time(ctx, &catalog, n)?;
     let startup = startup_time(ctx, &catalog, n)?;
 
     // One server for memory and HTTP.
     let data = ctx.scratch.join(format!("data-{n}-http"));
     let log = ctx.out_dir.join(format!("server-{n}.log"));
-    let mut server = Server::start(ctx, &catalog, &data, &log)?;
+    let mut server = Server::start(ctx, Source::Dir(&catalog), &data, &log)?;
     let addr = server.wait_ready()?;
     let rss_ready = Memory::of(server.pid())?;
 
@@ -362,6 +425,8 @@ fn bench_size(ctx: &Ctx<'_>, n: usize) -> Result<SizeResult> {
         );
     }
 
+    let history = history::measure(ctx, n)?;
+
     Ok(SizeResult {
         n,
         background,
@@ -373,6 +438,7 @@ fn bench_size(ctx: &Ctx<'_>, n: usize) -> Result<SizeResult> {
         rss_after,
         http,
         panics,
+        history,
     })
 }
 

@@ -13,8 +13,29 @@ use serde_json::{Value, json};
 /// quiet.
 const QUIET_LOAD: f64 = 0.05;
 
-/// How long to wait for a quiet machine before measuring anyway.
-const QUIET_WAIT: Duration = Duration::from_secs(120);
+/// How long a run waits for a quiet machine, and how often it measures again what other
+/// processes disturbed.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Patience {
+    /// How long to wait for a quiet machine before measuring anyway.
+    pub(super) quiet_wait: Duration,
+    /// Attempts at a measurement disturbed by other processes; the last one is kept either
+    /// way.
+    pub(super) attempts: usize,
+}
+
+impl Patience {
+    /// For numbers that go on record: up to 2 minutes of waiting, three attempts.
+    pub(super) const RECORD: Patience = Patience {
+        quiet_wait: Duration::from_secs(120),
+        attempts: 3,
+    };
+    /// For a smoke run: measure at once, once; the share others used is still recorded.
+    pub(super) const SMOKE: Patience = Patience {
+        quiet_wait: Duration::ZERO,
+        attempts: 1,
+    };
+}
 
 /// Resident memory of a process, from `/proc/<pid>/status` (bytes).
 pub(super) struct Memory {
@@ -93,9 +114,6 @@ pub(super) fn process_ticks(pid: u32) -> Option<u64> {
 /// is measured again.
 const MAX_DISTURBANCE: f64 = 0.10;
 
-/// Attempts at a measurement disturbed by other processes; the last one is kept either way.
-const ATTEMPTS: usize = 3;
-
 /// User + system ticks of a process and of its children it has waited for, and its parent.
 fn process_ticks_with_children(pid: &str) -> Option<(u64, u32)> {
     let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
@@ -156,20 +174,21 @@ impl Meter {
     }
 }
 
-/// Runs `measure` until other processes leave it undisturbed (at most [`ATTEMPTS`] times,
-/// waiting for a quiet machine before each); returns the result, the share of the machine
-/// others used during it, and the number of attempts.
+/// Runs `measure` until other processes leave it undisturbed (at most `patience.attempts`
+/// times, waiting for a quiet machine before each); returns the result, the share of the
+/// machine others used during it, and the number of attempts.
 pub(super) fn undisturbed<T>(
+    patience: Patience,
     what: &str,
     mut measure: impl FnMut() -> Result<T>,
 ) -> Result<(T, f64, usize)> {
     let mut attempt = 1;
     loop {
-        wait_for_quiet()?;
+        wait_for_quiet(patience)?;
         let meter = Meter::start()?;
         let value = measure()?;
         let others = meter.others()?;
-        if others <= MAX_DISTURBANCE || attempt == ATTEMPTS {
+        if others <= MAX_DISTURBANCE || attempt >= patience.attempts {
             if others > MAX_DISTURBANCE {
                 eprintln!(
                     "bench: WARNING: {what}: other processes used {:.0}% of the machine; \
@@ -196,17 +215,17 @@ fn background_load(window: Duration) -> Result<f64> {
     Ok((b - a) as f64 / TICKS / window.as_secs_f64() / cpus)
 }
 
-/// Waits (at most [`QUIET_WAIT`]) until other processes leave the machine mostly idle, so
-/// that a compiler running beside the benchmark does not halve its numbers; returns the
-/// busy fraction last seen, which the results record.
-pub(super) fn wait_for_quiet() -> Result<f64> {
-    let deadline = Instant::now() + QUIET_WAIT;
+/// Waits (at most `patience.quiet_wait`) until other processes leave the machine mostly
+/// idle, so that a compiler running beside the benchmark does not halve its numbers; returns
+/// the busy fraction last seen, which the results record.
+pub(super) fn wait_for_quiet(patience: Patience) -> Result<f64> {
+    let deadline = Instant::now() + patience.quiet_wait;
     loop {
         let load = background_load(Duration::from_secs(2))?;
         if load <= QUIET_LOAD {
             return Ok(load);
         }
-        if Instant::now() > deadline {
+        if Instant::now() >= deadline {
             eprintln!(
                 "bench: WARNING: the machine is still {:.0}% busy with other work; \
                  measuring anyway (the results record it)",

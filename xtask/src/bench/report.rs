@@ -3,8 +3,13 @@
 use std::fmt::{self, Write as _};
 
 use super::{
-    CONNECTIONS, Plan, SizeResult, TARGET_LOAD_S, TARGET_N, TARGET_P99_S, TARGET_RSS_BYTES,
-    TARGET_STARTUP_S, max, median, min, proc::Machine, tools::Tools,
+    CONNECTIONS, LARGE, Plan, SizeResult, TARGET_LARGE_LOAD_S, TARGET_LARGE_RPS_RATIO,
+    TARGET_LARGE_RSS_BYTES, TARGET_LOAD_S, TARGET_N, TARGET_P99_S, TARGET_RSS_BYTES,
+    TARGET_STARTUP_S,
+    load::HttpRun,
+    max, median, min,
+    proc::{Machine, Memory},
+    tools::Tools,
 };
 
 /// Whether a measured value meets its target, for the 10,000-item column only.
@@ -79,14 +84,30 @@ pub(super) fn render_markdown(
         let _ = write!(header, " N = {} |", thousands(r.n));
         rule.push_str("---:|");
     }
+    let growth_column = results.len() > 1;
+    if growth_column {
+        header.push_str(" growth: each size over the one before |");
+        rule.push_str("---:|");
+    }
     header.push_str(" target (N = 10,000) | met? |");
     rule.push_str("---|---|");
     let _ = writeln!(out, "{header}\n{rule}");
 
-    let mut row = |label: &str, cell: &dyn Fn(&SizeResult) -> String, target: &str, ok: Verdict| {
+    let mut row = |label: &str,
+                   cell: &dyn Fn(&SizeResult) -> String,
+                   value: Option<&dyn Fn(&SizeResult) -> f64>,
+                   target: &str,
+                   ok: Verdict| {
         let mut line = format!("| {label} |");
         for r in results {
             let _ = write!(line, " {} |", cell(r));
+        }
+        if growth_column {
+            let _ = write!(
+                line,
+                " {} |",
+                value.map_or_else(String::new, |v| growth(results, v))
+            );
         }
         let _ = writeln!(out, "{line} {target} | {ok} |");
     };
@@ -94,26 +115,27 @@ pub(super) fn render_markdown(
     row(
         "catalog files / size",
         &|r| format!("{} / {}", r.files, mb(r.bytes as u64)),
+        Some(&|r| r.bytes as f64),
         "",
         Verdict::NotApplicable,
     );
     row(
         "other processes' share of the machine: before / worst during a measurement",
         &|r| {
-            let worst = r
-                .http
-                .iter()
-                .map(|h| h.others)
-                .chain(r.startup.others.iter().copied())
-                .fold(r.load.others, f64::max);
-            format!("{:.0}% / {:.0}%", r.background * 100.0, worst * 100.0)
+            format!(
+                "{:.0}% / {:.0}%",
+                r.background * 100.0,
+                worst_others(r) * 100.0
+            )
         },
+        None,
         "",
         Verdict::NotApplicable,
     );
     row(
         "catalog load: `mirante catalog check`, median (min)",
         &|r| format!("{} ({})", ms(r.load.median), ms(r.load.min)),
+        Some(&|r| r.load.median),
         "< 1 s",
         verdict(with_target.map(|r| r.load.median < TARGET_LOAD_S)),
     );
@@ -127,39 +149,28 @@ pub(super) fn render_markdown(
                 ms(max(&r.startup.to_ready))
             )
         },
+        Some(&|r| median(&r.startup.to_ready)),
         "< 1 s",
         verdict(with_target.map(|r| median(&r.startup.to_ready) < TARGET_STARTUP_S)),
     );
     row(
         "RSS when ready: VmRSS (anonymous + file-backed)",
-        &|r| {
-            format!(
-                "{} ({} + {})",
-                mb(r.rss_ready.rss),
-                mb(r.rss_ready.anon),
-                mb(r.rss_ready.file)
-            )
-        },
+        &|r| memory(&r.rss_ready),
+        Some(&|r| r.rss_ready.rss as f64),
         "< 50 MB",
         verdict(with_target.map(|r| (r.rss_ready.rss as f64) < TARGET_RSS_BYTES)),
     );
     row(
         "RSS after the HTTP runs: VmRSS (anonymous + file-backed) / peak VmHWM",
-        &|r| {
-            format!(
-                "{} ({} + {}) / {}",
-                mb(r.rss_after.rss),
-                mb(r.rss_after.anon),
-                mb(r.rss_after.file),
-                mb(r.rss_after.hwm)
-            )
-        },
+        &|r| format!("{} / {}", memory(&r.rss_after), mb(r.rss_after.hwm)),
+        Some(&|r| r.rss_after.rss as f64),
         "< 50 MB",
         verdict(with_target.map(|r| (r.rss_after.hwm as f64) < TARGET_RSS_BYTES)),
     );
     row(
         "panics in the server's log during the HTTP runs",
         &|r| r.panics.to_string(),
+        None,
         "",
         Verdict::NotApplicable,
     );
@@ -194,12 +205,14 @@ pub(super) fn render_markdown(
                     format!("{} req/s", thousands(run.rps.round() as usize))
                 }
             },
+            Some(&|r| r.http[i].rps),
             &target,
             ok,
         );
         row(
             &format!("{name}: p50 / p99"),
             &|r| format!("{} / {}", ms(r.http[i].p50), ms(r.http[i].p99)),
+            Some(&|r| r.http[i].p99),
             if rps_target.is_some() {
                 "p99 < 5 ms"
             } else {
@@ -218,14 +231,169 @@ pub(super) fn render_markdown(
                 format!(
                     "{:.0} B, {:.0} µs",
                     h.bytes_per_response,
-                    h.cpu.server_s * 1e6 / h.requests.max(1) as f64
+                    server_us_per_request(h)
                 )
             },
+            Some(&|r| server_us_per_request(&r.http[i])),
             "",
             Verdict::NotApplicable,
         );
     }
+    row(
+        &format!(
+            "catalog history: monorepo of {} commits ({} change the catalog), pack size",
+            thousands(first.history.commits),
+            thousands(first.history.catalog_commits)
+        ),
+        &|r| mb(r.history.pack_bytes),
+        Some(&|r| r.history.pack_bytes as f64),
+        "",
+        Verdict::NotApplicable,
+    );
+    row(
+        "catalog history: first `GET /api/v1/roadmap/burnup` after start-up (the whole walk), server CPU",
+        &|r| {
+            let h = &r.history;
+            let over = if h.cold_s > DEFAULT_REQUEST_TIMEOUT_S {
+                " (**over the default 30 s request timeout**)"
+            } else {
+                ""
+            };
+            format!(
+                "{}, {:.2} CPU-s{over}",
+                seconds(h.cold_s),
+                h.cold_server_cpu_s
+            )
+        },
+        Some(&|r| r.history.cold_s),
+        "",
+        Verdict::NotApplicable,
+    );
+    row(
+        "catalog history: the same read again at the same tip, median (min–max)",
+        &|r| {
+            let w = &r.history.warm_s;
+            format!("{} ({}–{})", ms(median(w)), ms(min(w)), ms(max(w)))
+        },
+        Some(&|r| median(&r.history.warm_s)),
+        "",
+        Verdict::NotApplicable,
+    );
+    row(
+        "catalog history: the read after one more catalog commit",
+        &|r| seconds(r.history.after_commit_s),
+        Some(&|r| r.history.after_commit_s),
+        "",
+        Verdict::NotApplicable,
+    );
+    row(
+        "catalog history: burn-up body; RSS after the reads: VmRSS (anonymous + file-backed)",
+        &|r| {
+            format!(
+                "{:.0} KB; {}",
+                r.history.body_bytes as f64 / 1e3,
+                memory(&r.history.rss_after)
+            )
+        },
+        Some(&|r| r.history.rss_after.rss as f64),
+        "",
+        Verdict::NotApplicable,
+    );
+    large_targets(&mut out, results);
     out
+}
+
+/// The server's default `MIRANTE_REQUEST_TIMEOUT_SECS`: a slower read answers 408 there.
+const DEFAULT_REQUEST_TIMEOUT_S: f64 = 30.0;
+
+/// The targets for 100,000 items, when that size was measured (with 10,000 to compare with).
+fn large_targets(out: &mut String, results: &[SizeResult]) {
+    let (Some(large), Some(base)) = (
+        results.iter().find(|r| r.n == LARGE),
+        results.iter().find(|r| r.n == TARGET_N),
+    ) else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "\n| target at N = 100,000 | measured | target | met? |\n|---|---:|---|---|"
+    );
+    let mut line = |what: &str, measured: String, target: &str, ok: bool| {
+        let _ = writeln!(
+            out,
+            "| {what} | {measured} | {target} | {} |",
+            verdict(Some(ok))
+        );
+    };
+    line(
+        "catalog load, median",
+        ms(large.load.median),
+        "≤ 2 s",
+        large.load.median <= TARGET_LARGE_LOAD_S,
+    );
+    line(
+        "RSS after the HTTP runs (VmRSS)",
+        mb(large.rss_after.rss),
+        "≤ 150 MB",
+        (large.rss_after.rss as f64) <= TARGET_LARGE_RSS_BYTES,
+    );
+    for (i, run) in large.http.iter().enumerate() {
+        if run.rps_target.is_none() {
+            continue;
+        }
+        let ratio = run.rps / base.http[i].rps;
+        line(
+            &format!(
+                "{} — {}: throughput against N = 10,000",
+                run.name, run.access
+            ),
+            format!("{:.0} %", ratio * 100.0),
+            "≥ 80 %",
+            ratio >= TARGET_LARGE_RPS_RATIO,
+        );
+    }
+}
+
+/// How a figure grows from each size to the next.
+fn growth(results: &[SizeResult], value: &dyn Fn(&SizeResult) -> f64) -> String {
+    growth_of(&results.iter().map(value).collect::<Vec<_>>())
+}
+
+/// `[2, 18, 180]` → `×9.0 · ×10.0`.
+fn growth_of(values: &[f64]) -> String {
+    values
+        .windows(2)
+        .map(|pair| {
+            if pair[0] > 0.0 && pair[1].is_finite() {
+                format!("×{:.1}", pair[1] / pair[0])
+            } else {
+                "–".to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
+/// The largest share of the machine other processes used during any measurement of a size.
+fn worst_others(r: &SizeResult) -> f64 {
+    r.http
+        .iter()
+        .map(|h| h.others)
+        .chain(r.startup.others.iter().copied())
+        .chain([r.history.others])
+        .fold(r.load.others, f64::max)
+}
+
+fn server_us_per_request(h: &HttpRun) -> f64 {
+    h.cpu.server_s * 1e6 / h.requests.max(1) as f64
+}
+
+fn memory(m: &Memory) -> String {
+    format!("{} ({} + {})", mb(m.rss), mb(m.anon), mb(m.file))
+}
+
+fn seconds(s: f64) -> String {
+    if s < 1.0 { ms(s) } else { format!("{s:.2} s") }
 }
 
 /// `12345` → `12,345`.
@@ -244,6 +412,15 @@ fn thousands(n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn growth_is_each_figure_over_the_one_of_the_size_before() {
+        let values = [2.0, 18.0, 180.0];
+
+        let text = growth_of(&values);
+
+        assert_eq!(text, "×9.0 · ×10.0");
+    }
 
     #[test]
     fn thousands_are_separated_by_commas() {
