@@ -192,30 +192,33 @@ impl Monorepo {
     }
 }
 
-/// The synthetic catalog as it changes commit after commit: items go from desired to declared,
-/// taken in turn from each file so that successive changes touch different files.
+/// The synthetic catalog as it changes commit after commit: an item goes from desired to
+/// declared, taken in turn from each file so that successive changes touch different files;
+/// once a file's desired items are all declared, they go back to desired one by one, and so
+/// on, so that a small catalog can have as many changes as a large one.
 struct Catalog {
     files: Vec<(String, String)>,
-    /// Per file, the ids of its desired items not changed yet, last one next.
+    /// Per file, the ids of the items that were desired in the synthetic catalog.
     desired: Vec<Vec<String>>,
+    /// Per file, how many changes it has had.
+    changes: Vec<usize>,
     next_file: usize,
 }
 
 impl Catalog {
     fn new(n: usize) -> Self {
         let files = mirante_domain::synthetic::synthetic(n, SEED);
-        let desired = files
+        let desired: Vec<Vec<String>> = files
             .iter()
             .map(|(_, text)| {
-                let mut ids: Vec<String> = items(text)
-                    .filter(|(_, block)| block.contains("\n    state: desired\n"))
+                items(text)
+                    .filter(|(_, block)| block.contains(DESIRED))
                     .map(|(id, _)| id.to_owned())
-                    .collect();
-                ids.reverse();
-                ids
+                    .collect()
             })
             .collect();
         Catalog {
+            changes: vec![0; files.len()],
             files,
             desired,
             next_file: 0,
@@ -227,30 +230,35 @@ impl Catalog {
         for _ in 0..self.files.len() {
             let f = self.next_file;
             self.next_file = (self.next_file + 1) % self.files.len();
-            let Some(id) = self.desired[f].pop() else {
+            let ids = &self.desired[f];
+            if ids.is_empty() {
                 continue;
+            }
+            let k = self.changes[f];
+            self.changes[f] += 1;
+            let id = &ids[k % ids.len()];
+            let (from, to, now) = if (k / ids.len()).is_multiple_of(2) {
+                (DESIRED, DECLARED, "declared")
+            } else {
+                (DECLARED, DESIRED, "desired again")
             };
             let (rel, text) = &mut self.files[f];
             let start = text
                 .find(&format!("  - id: {id}\n"))
-                .context("a desired item went missing")?;
+                .context("an item of the catalog went missing")?;
             let state = start
                 + text[start..]
-                    .find("\n    state: desired\n")
-                    .context("a desired item has no state")?;
-            text.replace_range(
-                state..state + "\n    state: desired\n".len(),
-                "\n    state: declared\n",
-            );
-            return Ok((
-                rel.clone(),
-                text.clone(),
-                format!("Catalog: {id} is declared"),
-            ));
+                    .find(from)
+                    .context("an item of the catalog has no state")?;
+            text.replace_range(state..state + from.len(), to);
+            return Ok((rel.clone(), text.clone(), format!("Catalog: {id} is {now}")));
         }
-        bail!("the synthetic catalog has no desired item left to declare")
+        bail!("the synthetic catalog has no desired item to change")
     }
 }
+
+const DESIRED: &str = "\n    state: desired\n";
+const DECLARED: &str = "\n    state: declared\n";
 
 /// The items of a catalog file as (id, its YAML block), in order.
 fn items(text: &str) -> impl Iterator<Item = (&str, &str)> {
@@ -474,6 +482,28 @@ mod tests {
         assert_eq!(repo.catalog_commits, 10, "the first commit adds it");
         let packs = fs::read_dir(path.join("objects/pack")).unwrap().count();
         assert_eq!(packs, 2, "one pack and its index");
+    }
+
+    #[test]
+    fn a_small_catalog_declares_its_desired_items_and_then_takes_them_back() {
+        let mut catalog = Catalog::new(20);
+        let desired = catalog.desired.iter().map(Vec::len).sum::<usize>();
+
+        let messages: Vec<String> = (0..desired + 1)
+            .map(|_| catalog.next_change().unwrap().2)
+            .collect();
+
+        assert!(desired > 0);
+        assert!(
+            messages[..desired]
+                .iter()
+                .all(|m| m.ends_with("is declared"))
+        );
+        let first = catalog.desired.iter().find_map(|ids| ids.first()).unwrap();
+        assert_eq!(
+            messages[desired],
+            format!("Catalog: {first} is desired again")
+        );
     }
 
     #[test]
