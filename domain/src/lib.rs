@@ -6,6 +6,7 @@
 pub mod diagnostic;
 pub mod history;
 pub mod identity;
+pub mod link;
 pub mod lint;
 #[cfg(feature = "load")]
 pub mod load;

@@ -53,8 +53,6 @@ pub enum Code {
     AttestationStale,
     /// An attestation whose date is not an ISO date, or lies in the future.
     AttestationDateInvalid,
-    /// A probe whose URL is not http(s).
-    ProbeUrlInvalid,
     /// A declared item with no `iac` reference.
     DeclaredWithoutIac,
     /// A declared item: it exists in code but does not run in production.
@@ -82,12 +80,11 @@ pub enum Code {
 
 impl Code {
     /// Every code, in the order the documentation lists them.
-    pub const ALL: [Code; 15] = [
+    pub const ALL: [Code; 14] = [
         Code::ValidatedDependsOnUnvalidated,
         Code::ProbeFailing,
         Code::ArgocdUnhealthy,
         Code::AttestationDateInvalid,
-        Code::ProbeUrlInvalid,
         Code::IacPathMissing,
         Code::IacKeyMissing,
         Code::IacUnreadable,
@@ -106,7 +103,6 @@ impl Code {
             Code::ValidatedWithoutEvidence => "validated-without-evidence",
             Code::AttestationStale => "attestation-stale",
             Code::AttestationDateInvalid => "attestation-date-invalid",
-            Code::ProbeUrlInvalid => "probe-url-invalid",
             Code::DeclaredWithoutIac => "declared-without-iac",
             Code::DeclaredNotReal => "declared-not-real",
             Code::ValidatedDependsOnUnvalidated => "validated-depends-on-unvalidated",
@@ -125,7 +121,6 @@ impl Code {
     pub fn severity(self) -> Severity {
         match self {
             Code::AttestationDateInvalid
-            | Code::ProbeUrlInvalid
             | Code::ValidatedDependsOnUnvalidated
             | Code::IacPathOutside
             | Code::IacPathMissing
@@ -212,7 +207,6 @@ fn message(code: Code, a: &BTreeMap<String, String>) -> String {
             arg("by"),
             arg("date")
         ),
-        Code::ProbeUrlInvalid => format!("probe URL `{}` is not an http(s) URL", arg("url")),
         Code::DeclaredWithoutIac => {
             "declared, but no `iac` reference says where the code is".to_owned()
         }
@@ -317,16 +311,8 @@ fn lint_item(
                     }
                 }
             }
-            Evidence::Probe { url, .. } => {
-                if !is_http_url(url) {
-                    out.push(Finding::new(
-                        Code::ProbeUrlInvalid,
-                        item,
-                        &[("url", url.clone())],
-                    ));
-                }
-            }
-            Evidence::Argocd { .. } | Evidence::Reference { .. } => {}
+            // A probe's URL is http(s) by construction (`crate::link`).
+            Evidence::Probe { .. } | Evidence::Argocd { .. } | Evidence::Reference { .. } => {}
         }
     }
     if item.state == State::Declared {
@@ -361,16 +347,6 @@ fn lint_item(
 
 fn blank(s: &Option<String>) -> bool {
     s.as_deref().is_none_or(|s| s.trim().is_empty())
-}
-
-fn is_http_url(url: &str) -> bool {
-    let rest = url
-        .strip_prefix("https://")
-        .or_else(|| url.strip_prefix("http://"));
-    rest.is_some_and(|r| {
-        let host = r.split(['/', '?', '#']).next().unwrap_or("");
-        !host.is_empty() && !host.contains(char::is_whitespace)
-    })
 }
 
 fn iac_args(iac: &IacRef) -> Vec<(&'static str, String)> {

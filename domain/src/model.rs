@@ -320,7 +320,8 @@ pub enum Evidence {
     },
     /// An HTTP endpoint the portal can probe.
     Probe {
-        /// URL to request.
+        /// URL to request: http(s) only.
+        #[serde(deserialize_with = "crate::link::http_url")]
         url: String,
         /// Expected status code.
         #[serde(default = "default_probe_status")]
@@ -338,8 +339,8 @@ pub enum Evidence {
     Reference {
         /// What the reference shows.
         text: String,
-        /// Where it is, if it has an address.
-        #[serde(default)]
+        /// Where it is, if it has an address: http(s) only.
+        #[serde(default, deserialize_with = "crate::link::opt_http_url")]
         url: Option<String>,
     },
 }

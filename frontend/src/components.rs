@@ -216,9 +216,13 @@ pub fn EvidenceView(evidence: Evidence) -> impl IntoView {
         Evidence::Reference { text, url } => view! {
             <li class="evidence">
                 <span class="badge ev">{i18n.tr("evidence-reference")}</span>
+                // The loader refuses other schemes; a value that reached the page some other way
+                // still never becomes a `javascript:` or `data:` link.
                 {match url {
-                    Some(u) => view! { <a href=u rel="noopener">{text}</a> }.into_any(),
-                    None => view! { <span>{text}</span> }.into_any(),
+                    Some(u) if mirante_domain::link::is_http_url(&u) => {
+                        view! { <a href=u rel="noopener noreferrer">{text}</a> }.into_any()
+                    }
+                    _ => view! { <span>{text}</span> }.into_any(),
                 }}
             </li>
         }

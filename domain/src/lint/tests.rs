@@ -87,24 +87,6 @@ fn an_attestation_dated_in_the_future_or_not_as_a_date_is_an_error() {
 }
 
 #[test]
-fn a_probe_must_name_an_http_url() {
-    let c = catalog(
-        "  - {id: a, name: A, kind: component, layer: l0, state: validated, evidence: [
-      {kind: probe, url: 'https://grafana.example.org/api/health'},
-      {kind: probe, url: 'file:///etc/passwd'},
-      {kind: probe, url: 'http://'}]}
-",
-    );
-
-    let f = lint(&c, &options());
-
-    assert_eq!(
-        codes(&f),
-        [("a", Code::ProbeUrlInvalid), ("a", Code::ProbeUrlInvalid)]
-    );
-}
-
-#[test]
 fn failed_live_checks_are_errors_naming_the_reason_on_items_the_catalog_still_has() {
     let c = catalog(
         "  - {id: a, name: A, kind: component, layer: l0, state: validated, evidence: [

@@ -199,6 +199,60 @@ items:
 }
 
 #[test]
+fn an_evidence_link_that_is_not_http_is_refused_at_its_entrys_line_and_column() {
+    let items = "\
+items:
+  - id: a
+    name: A
+    kind: component
+    layer: l0
+    state: validated
+    evidence:
+      - kind: reference
+        text: Runbook
+        url: 'javascript:alert(document.cookie)'
+";
+
+    let errs = errors(&[("base.yaml", BASE), ("items.yaml", items)]);
+
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(
+        errs[0].starts_with("items.yaml:8:9: ")
+            && errs[0].contains(
+                "`javascript:alert(document.cookie)` is not an http:// or https:// address"
+            ),
+        "{errs:?}"
+    );
+}
+
+#[test]
+fn a_probe_of_a_file_or_data_address_is_refused_and_an_https_one_loads() {
+    let item = |url: &str| {
+        format!(
+            "items:\n  - {{id: a, name: A, kind: component, layer: l0, state: validated, \
+             evidence: [{{kind: probe, url: '{url}'}}]}}\n"
+        )
+    };
+    for bad in ["file:///etc/passwd", "data:text/plain,x", "http://"] {
+        let errs = errors(&[("base.yaml", BASE), ("items.yaml", &item(bad))]);
+        assert!(
+            errs.len() == 1 && errs[0].contains("is not an http:// or https:// address"),
+            "{bad}: {errs:?}"
+        );
+    }
+
+    let ok = load_files(files(&[
+        ("base.yaml", BASE),
+        (
+            "items.yaml",
+            &item("https://grafana.example.org/api/health"),
+        ),
+    ]))
+    .expect("an https probe loads");
+    assert_eq!(ok.catalog.items[0].evidence.len(), 1);
+}
+
+#[test]
 fn a_yaml_syntax_error_is_reported_at_its_position() {
     let items = "\
 items:

@@ -241,7 +241,6 @@ severity-info = Information
 finding-validated-without-evidence = Validated, but no evidence (probe, Argo CD application, attestation or reference).
 finding-attestation-stale = Attestation by { $by } on { $date } is { $age } days old (limit { $days }).
 finding-attestation-date-invalid = Attestation by { $by } has date “{ $date }”, not a past date (YYYY-MM-DD).
-finding-probe-url-invalid = Probe URL “{ $url }” is not an http(s) address.
 finding-declared-without-iac = Declared, but no IaC reference says where the code is.
 finding-validated-depends-on-unvalidated = Validated, but depends on { $dependency }, which is { $state }.
 finding-deferred-without-criterion = Deferred, but no criterion says when it is taken up.

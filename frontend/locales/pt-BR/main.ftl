@@ -241,7 +241,6 @@ severity-info = Informações
 finding-validated-without-evidence = Validado, mas sem evidência (probe, aplicação do Argo CD, atestado ou referência).
 finding-attestation-stale = Atestado de { $by } em { $date } tem { $age } dias (limite { $days }).
 finding-attestation-date-invalid = Atestado de { $by } tem data “{ $date }”, que não é uma data passada (AAAA-MM-DD).
-finding-probe-url-invalid = A URL do probe “{ $url }” não é um endereço http(s).
 finding-declared-without-iac = Declarado, mas nenhuma referência de IaC diz onde está o código.
 finding-validated-depends-on-unvalidated = Validado, mas depende de { $dependency }, que está { $state }.
 finding-deferred-without-criterion = Deferido, mas nenhum critério diz quando será retomado.

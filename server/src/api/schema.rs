@@ -582,8 +582,6 @@ pub enum FindingCode {
     AttestationStale,
     /// An attestation date that is not a past ISO date.
     AttestationDateInvalid,
-    /// A probe URL that is not http(s).
-    ProbeUrlInvalid,
     /// Declared, no `iac`.
     DeclaredWithoutIac,
     /// Declared: in code, not in production.

@@ -1,0 +1,89 @@
+//! Addresses the catalog may hold: `http` and `https` only.
+//!
+//! Evidence URLs end up as links in every reader's browser and as targets of the portal's
+//! probes. Any other scheme is a hazard there: `javascript:` and `data:` links run code in the
+//! reader's session, `file:` and friends point the probe at the portal's own machine. So the
+//! model refuses them while it is read — a catalog file holding one fails to load with the
+//! line and column of its evidence entry, and the catalog already served stays — and the UI checks again
+//! before it renders a link, for values that reach it any other way.
+
+use serde::{Deserialize, Deserializer};
+
+/// Whether `s` is an absolute `http` or `https` URL with a host, as the WHATWG URL parser (the
+/// one browsers use) reads it, so that what is checked here is what a browser would follow.
+pub fn is_http_url(s: &str) -> bool {
+    url::Url::parse(s).is_ok_and(|u| {
+        matches!(u.scheme(), "http" | "https") && u.host_str().is_some_and(|h| !h.is_empty())
+    })
+}
+
+/// The error a refused address gets, naming the value (cut, so a hostile one cannot fill a log).
+fn refusal(s: &str) -> String {
+    const SHOWN: usize = 80;
+    let shown: String = s.chars().take(SHOWN).collect();
+    let cut = if s.chars().count() > SHOWN { "…" } else { "" };
+    format!("`{shown}{cut}` is not an http:// or https:// address")
+}
+
+/// Deserializes a required URL, refusing anything but an http(s) address.
+pub(crate) fn http_url<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let s = String::deserialize(d)?;
+    if is_http_url(&s) {
+        Ok(s)
+    } else {
+        Err(serde::de::Error::custom(refusal(&s)))
+    }
+}
+
+/// Deserializes an optional URL, refusing anything but an http(s) address when present.
+pub(crate) fn opt_http_url<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    match Option::<String>::deserialize(d)? {
+        Some(s) if !is_http_url(&s) => Err(serde::de::Error::custom(refusal(&s))),
+        v => Ok(v),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn http_and_https_addresses_with_a_host_are_accepted() {
+        for ok in [
+            "https://grafana.example.org/api/health",
+            "http://10.0.0.1:8080/",
+            "HTTPS://Example.org",
+            "https://[2001:db8::1]/x?y#z",
+        ] {
+            assert!(is_http_url(ok), "{ok}");
+        }
+    }
+
+    #[test]
+    fn script_data_file_relative_and_hostless_addresses_are_refused() {
+        for bad in [
+            "javascript:alert(1)",
+            " javascript:alert(1)",
+            "java\tscript:alert(1)",
+            "JavaScript:alert(1)",
+            "data:text/html,<script>alert(1)</script>",
+            "file:///etc/passwd",
+            "ftp://example.org/x",
+            "//example.org/x",
+            "/relative",
+            "http://",
+            "https:// spaced.example",
+            "",
+        ] {
+            assert!(!is_http_url(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_refused_address_is_named_and_a_long_one_is_cut() {
+        let long = format!("javascript:{}", "a".repeat(500));
+        let msg = refusal(&long);
+        assert!(msg.starts_with("`javascript:aaa"), "{msg}");
+        assert!(msg.contains('…') && msg.chars().count() < 140, "{msg}");
+    }
+}
