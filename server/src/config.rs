@@ -36,6 +36,7 @@
 //! | `probe_interval_secs`   | `MIRANTE_PROBE_INTERVAL_SECS`  | `300` (`0` turns live checks off)    |
 //! | `probe_timeout_secs`    | `MIRANTE_PROBE_TIMEOUT_SECS`   | `10`                                 |
 //! | `probe_concurrency`     | `MIRANTE_PROBE_CONCURRENCY`    | `8`                                  |
+//! | `probe_allow`           | `MIRANTE_PROBE_ALLOW`          | empty: probes never reach loopback, link-local (cloud metadata) or unspecified addresses; comma-separated host names, addresses and networks (`localhost,169.254.0.0/16`) they may reach |
 //! | `argocd_url`            | `MIRANTE_ARGOCD_URL`           | unset: Argo CD evidence is not read  |
 //! | `argocd_token`          | `MIRANTE_ARGOCD_TOKEN`         | required with `argocd_url` (secret)  |
 //!
@@ -100,6 +101,7 @@ const ENV_KEYS: &[&str] = &[
     "probe_interval_secs",
     "probe_timeout_secs",
     "probe_concurrency",
+    "probe_allow",
     "argocd_url",
     "argocd_token",
 ];
@@ -226,6 +228,10 @@ pub struct Config {
     /// Live checks in flight at once, at most.
     #[serde(default = "default_probe_concurrency")]
     pub probe_concurrency: usize,
+    /// Internal hosts, addresses and networks probes may reach, comma-separated (see
+    /// `probes::guard`).
+    #[serde(default)]
+    pub probe_allow: String,
     /// Argo CD's address (`https://argocd.example.org`); Argo CD evidence is not read when unset.
     #[serde(default)]
     pub argocd_url: Option<String>,
@@ -347,6 +353,7 @@ impl Default for Config {
             probe_interval_secs: default_probe_interval_secs(),
             probe_timeout_secs: default_probe_timeout_secs(),
             probe_concurrency: default_probe_concurrency(),
+            probe_allow: String::new(),
             argocd_url: None,
             argocd_token: None,
         }
@@ -596,6 +603,7 @@ impl Config {
             probe_interval_secs: self.probe_interval_secs,
             probe_timeout_secs: self.probe_timeout_secs,
             probe_concurrency: self.probe_concurrency,
+            probe_allow: &self.probe_allow,
             argocd_url: self.argocd_url.as_deref(),
         };
         let mut out =
@@ -664,6 +672,7 @@ struct Printable<'a> {
     probe_interval_secs: u64,
     probe_timeout_secs: u64,
     probe_concurrency: usize,
+    probe_allow: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     argocd_url: Option<&'a str>,
 }
@@ -714,6 +723,7 @@ impl fmt::Debug for Config {
             .field("probe_interval_secs", &self.probe_interval_secs)
             .field("probe_timeout_secs", &self.probe_timeout_secs)
             .field("probe_concurrency", &self.probe_concurrency)
+            .field("probe_allow", &self.probe_allow)
             .field("argocd_url", &self.argocd_url)
             .field(
                 "argocd_token",

@@ -7,7 +7,7 @@
 //! ([`ProbeBoard`]); `GET /api/v1/probes` lists them and failed ones become lint findings.
 //!
 //! Probes follow at most [`MAX_REDIRECTS`] redirects and fail on a loop; they send no cookies
-//! and keep none. Argo CD is read at `GET /api/v1/applications/{name}` with a Bearer token.
+//! and keep none, use no proxy, and never reach an internal address ([`guard`]). Argo CD is read at `GET /api/v1/applications/{name}` with a Bearer token.
 
 use std::{sync::Arc, time::Duration};
 
@@ -23,6 +23,10 @@ use url::Url;
 use utoipa::ToSchema;
 
 use crate::{catalog::CatalogStore, config::Config};
+
+pub mod guard;
+
+use guard::{GuardedResolver, ProbeAllow};
 
 /// Redirects a probe follows before it fails.
 pub const MAX_REDIRECTS: usize = 5;
@@ -54,15 +58,24 @@ pub struct CheckResult {
     pub health: Option<String>,
     /// Argo CD's sync status (`Synced`, `OutOfSync`, ...).
     pub sync: Option<String>,
-    /// Milliseconds until the answer (or the failure).
-    pub latency_ms: u64,
-    /// Why the check failed, in one line; absent when it passed.
+    /// Milliseconds until the answer (or the failure); shown to admins only.
+    pub latency_ms: Option<u64>,
+    /// Why the check failed, in one line; absent when it passed, and shown to admins only.
     pub reason: Option<String>,
     /// When the check ran.
     pub checked_at: DateTime<Utc>,
 }
 
 impl CheckResult {
+    /// What a reader who is not an admin sees: whether the check holds, not how the portal's
+    /// network answered (timings, statuses and errors of internal hosts).
+    pub fn for_reader(mut self) -> Self {
+        self.latency_ms = None;
+        self.status = None;
+        self.reason = None;
+        self
+    }
+
     /// The lint's view of a failed check.
     fn failure(&self) -> Option<LiveFailure> {
         if self.ok {
@@ -199,6 +212,9 @@ pub enum SettingsError {
     /// No check could run.
     #[error("MIRANTE_PROBE_CONCURRENCY must be at least 1")]
     Concurrency,
+    /// `MIRANTE_PROBE_ALLOW` has an entry that cannot be read.
+    #[error(transparent)]
+    Allow(#[from] guard::BadAllowEntry),
     /// The HTTP client cannot be built.
     #[error("cannot build the HTTP client for live checks: {0}")]
     Client(#[from] reqwest::Error),
@@ -211,6 +227,10 @@ pub struct Checker {
     follow: reqwest::Client,
     /// Follows none: for probes that expect a redirect status.
     no_follow: reqwest::Client,
+    /// Argo CD's, at the address the operator configured: not guarded, follows no redirect.
+    argocd_client: reqwest::Client,
+    /// The internal addresses probes may reach anyway.
+    allow: Arc<ProbeAllow>,
     timeout: Duration,
     concurrency: usize,
     argocd: Option<ArgoCd>,
@@ -222,19 +242,31 @@ impl Checker {
         timeout: Duration,
         concurrency: usize,
         argocd: Option<ArgoCd>,
+        allow: ProbeAllow,
     ) -> Result<Self, SettingsError> {
         if concurrency == 0 {
             return Err(SettingsError::Concurrency);
         }
+        let allow = Arc::new(allow);
         let builder = || {
             reqwest::Client::builder()
                 .timeout(timeout)
                 .connect_timeout(timeout)
                 .user_agent(concat!("mirante-probe/", env!("CARGO_PKG_VERSION")))
         };
+        // A proxy would resolve the names itself, past the guard.
+        let guarded = || {
+            builder()
+                .no_proxy()
+                .dns_resolver(Arc::new(GuardedResolver::new(Arc::clone(&allow))))
+        };
         Ok(Checker {
-            follow: builder().redirect(redirect_policy()).build()?,
-            no_follow: builder().redirect(redirect::Policy::none()).build()?,
+            follow: guarded()
+                .redirect(redirect_policy(Arc::clone(&allow)))
+                .build()?,
+            no_follow: guarded().redirect(redirect::Policy::none()).build()?,
+            argocd_client: builder().redirect(redirect::Policy::none()).build()?,
+            allow,
             timeout,
             concurrency,
             argocd,
@@ -264,6 +296,7 @@ impl Checker {
             Duration::from_secs(config.probe_timeout_secs.max(1)),
             config.probe_concurrency,
             argocd,
+            ProbeAllow::parse(&config.probe_allow)?,
         )
     }
 
@@ -316,9 +349,6 @@ impl Checker {
         } else {
             &self.follow
         };
-        let started = Instant::now();
-        let answer = client.get(url.clone()).send().await;
-        let latency_ms = elapsed_ms(started);
         let mut result = CheckResult {
             item: item.to_owned(),
             kind: CheckKind::Probe,
@@ -327,10 +357,17 @@ impl Checker {
             status: None,
             health: None,
             sync: None,
-            latency_ms,
+            latency_ms: None,
             reason: None,
             checked_at: Utc::now(),
         };
+        if let Some(refused) = self.allow.refuse_literal(url) {
+            result.reason = Some(refused);
+            return result;
+        }
+        let started = Instant::now();
+        let answer = client.get(url.clone()).send().await;
+        result.latency_ms = Some(elapsed_ms(started));
         match answer {
             Ok(response) => {
                 let status = response.status().as_u16();
@@ -354,7 +391,7 @@ impl Checker {
             status: None,
             health: None,
             sync: None,
-            latency_ms: 0,
+            latency_ms: None,
             reason: None,
             checked_at: Utc::now(),
         };
@@ -376,7 +413,7 @@ impl Checker {
         }
         let started = Instant::now();
         let answer = self
-            .no_follow
+            .argocd_client
             .get(url)
             .bearer_auth(argocd.token.expose_secret())
             .header(reqwest::header::ACCEPT, "application/json")
@@ -385,7 +422,7 @@ impl Checker {
         let response = match answer {
             Ok(r) => r,
             Err(error) => {
-                result.latency_ms = elapsed_ms(started);
+                result.latency_ms = Some(elapsed_ms(started));
                 result.reason = Some(format!("cannot reach Argo CD: {}", self.reason(&error)));
                 return result;
             }
@@ -393,7 +430,7 @@ impl Checker {
         let status = response.status();
         result.status = Some(status.as_u16());
         let body = response.bytes().await;
-        result.latency_ms = elapsed_ms(started);
+        result.latency_ms = Some(elapsed_ms(started));
         let body = match body {
             Ok(b) => b,
             Err(error) => {
@@ -450,6 +487,9 @@ impl Checker {
         if let Some(refused) = find_source::<RedirectRefused>(error) {
             return refused.to_string();
         }
+        if let Some(refused) = find_source::<guard::Refused>(error) {
+            return refused.to_string();
+        }
         if error.is_timeout() {
             return format!("no answer within {} ms", self.timeout.as_millis());
         }
@@ -468,11 +508,20 @@ enum RedirectRefused {
     Loop(String),
     #[error("more than {0} redirects")]
     TooMany(usize),
+    #[error("redirect {0}")]
+    Internal(String),
 }
 
-fn redirect_policy() -> redirect::Policy {
-    redirect::Policy::custom(|attempt| {
-        if attempt.previous().iter().any(|u| u == attempt.url()) {
+fn redirect_policy(allow: Arc<ProbeAllow>) -> redirect::Policy {
+    redirect::Policy::custom(move |attempt| {
+        if let Some(refused) = allow.refuse_literal(attempt.url()) {
+            attempt.error(RedirectRefused::Internal(refused))
+        } else if !matches!(attempt.url().scheme(), "http" | "https") {
+            let url = attempt.url().to_string();
+            attempt.error(RedirectRefused::Internal(format!(
+                "refused: {url} is not http(s)"
+            )))
+        } else if attempt.previous().iter().any(|u| u == attempt.url()) {
             let url = attempt.url().to_string();
             attempt.error(RedirectRefused::Loop(url))
         } else if attempt.previous().len() > MAX_REDIRECTS {

@@ -69,6 +69,8 @@ on_both_databases! {
             config.catalog = Some(dir);
             config.probe_interval_secs = 60;
             config.probe_timeout_secs = 5;
+            // The test servers are on loopback, which probes may not reach by default.
+            config.probe_allow = "127.0.0.1".into();
         })
         .await;
 
@@ -104,6 +106,40 @@ on_both_databases! {
         assert_eq!(failing[0]["args"]["url"], down.as_str());
         assert_eq!(failing[0]["args"]["reason"], reason);
         assert_eq!(failing[0]["link"], "/items/vault");
+
+        let rui = app.dev_browser("rui").await;
+        let as_reader = app.get_json_as(&rui, "/api/v1/probes", 200).await;
+        let seen = as_reader["checks"].as_array().unwrap();
+        assert_eq!(seen.len(), 2);
+        assert_eq!((seen[0]["ok"].as_bool(), seen[1]["ok"].as_bool()), (Some(true), Some(false)));
+        for check in seen {
+            assert!(
+                check["status"].is_null() && check["latency_ms"].is_null() && check["reason"].is_null(),
+                "a researcher sees how the portal's network answered: {check}"
+            );
+        }
+    }
+
+    async fn a_probe_of_a_loopback_address_is_refused_unless_the_allow_list_names_it(backend: Backend) {
+        let (up, down) = up_and_down().await;
+        let catalog = catalog_probing(&up, &down);
+        let dir = catalog.path().to_owned();
+        let app = spawn_configured(backend, CatalogSetup::Small, move |config, _| {
+            config.catalog = Some(dir);
+            config.probe_interval_secs = 60;
+            config.probe_timeout_secs = 5;
+        })
+        .await;
+
+        let body = probes_after_first_run(&app).await;
+
+        let checks = body["checks"].as_array().unwrap();
+        assert_eq!(checks.len(), 2);
+        for check in checks {
+            assert_eq!(check["ok"], false, "{check}");
+            let reason = check["reason"].as_str().unwrap();
+            assert!(reason.starts_with("refused: 127.0.0.1 is an internal address"), "{reason}");
+        }
     }
 
     async fn probe_results_are_for_catalog_readers_and_empty_when_checks_are_off(backend: Backend) {

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use axum::{
-    Json,
+    Extension, Json,
     extract::{RawQuery, State},
     response::{IntoResponse, Response},
 };
@@ -16,7 +16,10 @@ use super::{
     error::{ApiError, ErrorBody},
     query::Params,
 };
+use mirante_domain::Role;
+
 use crate::{
+    auth::Principal,
     config::Config,
     probes::{CheckResult, ProbeBoard},
     state::AppState,
@@ -47,7 +50,8 @@ pub struct ProbeList {
 /// The last result of every live check: the HTTP probes and Argo CD applications that the
 /// catalog gives as evidence for validated items, run by the server every
 /// `MIRANTE_PROBE_INTERVAL_SECS`. Failed checks also appear in `GET /api/v1/findings`
-/// (`probe-failing`, `argocd-unhealthy`).
+/// (`probe-failing`, `argocd-unhealthy`). Admins see each check's status, latency and
+/// reason; other readers see whether it holds.
 #[utoipa::path(
     get,
     path = "/api/v1/probes",
@@ -61,10 +65,15 @@ pub struct ProbeList {
 pub async fn list_probes(
     State(board): State<Arc<ProbeBoard>>,
     State(config): State<Arc<Config>>,
+    principal: Option<Extension<Principal>>,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
     Params::parse(raw.as_deref(), &[])?;
-    let checks = board.results().as_ref().clone();
+    let admin = principal.is_some_and(|Extension(p)| p.viewer.role == Role::Admin);
+    let mut checks = board.results().as_ref().clone();
+    if !admin {
+        checks = checks.into_iter().map(CheckResult::for_reader).collect();
+    }
     let failing = checks.iter().filter(|c| !c.ok).count();
     Ok(Json(ProbeList {
         enabled: config.probe_interval_secs > 0,
