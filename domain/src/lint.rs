@@ -49,6 +49,9 @@ impl Severity {
 pub enum Code {
     /// A validated item with no evidence at all.
     ValidatedWithoutEvidence,
+    /// A validated item whose evidence is free text only: no probe, Argo CD application,
+    /// attestation or IaC reference.
+    ValidatedOnlyFreeText,
     /// An attestation older than the allowed age.
     AttestationStale,
     /// An attestation whose date is not an ISO date, or lies in the future.
@@ -80,7 +83,7 @@ pub enum Code {
 
 impl Code {
     /// Every code, in the order the documentation lists them.
-    pub const ALL: [Code; 14] = [
+    pub const ALL: [Code; 15] = [
         Code::ValidatedDependsOnUnvalidated,
         Code::ProbeFailing,
         Code::ArgocdUnhealthy,
@@ -90,6 +93,7 @@ impl Code {
         Code::IacUnreadable,
         Code::IacPathOutside,
         Code::ValidatedWithoutEvidence,
+        Code::ValidatedOnlyFreeText,
         Code::AttestationStale,
         Code::DeclaredWithoutIac,
         Code::DeferredWithoutCriterion,
@@ -101,6 +105,7 @@ impl Code {
     pub fn as_str(self) -> &'static str {
         match self {
             Code::ValidatedWithoutEvidence => "validated-without-evidence",
+            Code::ValidatedOnlyFreeText => "validated-only-free-text",
             Code::AttestationStale => "attestation-stale",
             Code::AttestationDateInvalid => "attestation-date-invalid",
             Code::DeclaredWithoutIac => "declared-without-iac",
@@ -129,6 +134,7 @@ impl Code {
             | Code::ProbeFailing
             | Code::ArgocdUnhealthy => Severity::Error,
             Code::ValidatedWithoutEvidence
+            | Code::ValidatedOnlyFreeText
             | Code::AttestationStale
             | Code::DeclaredWithoutIac
             | Code::DeferredWithoutCriterion
@@ -195,6 +201,9 @@ fn message(code: Code, a: &BTreeMap<String, String>) -> String {
             "validated, but no evidence (probe, Argo CD application, attestation or reference)"
                 .to_owned()
         }
+        Code::ValidatedOnlyFreeText => "validated on free text only: add a probe, an Argo CD \
+             application, a dated attestation or an IaC reference"
+            .to_owned(),
         Code::AttestationStale => format!(
             "attestation by {} on {} is {} days old (limit {})",
             arg("by"),
@@ -280,6 +289,10 @@ fn lint_item(
 ) {
     if item.state == State::Validated && item.evidence.is_empty() {
         out.push(Finding::new(Code::ValidatedWithoutEvidence, item, &[]));
+    } else if item.state == State::Validated
+        && !crate::model::has_verifiable_evidence(&item.evidence, item.iac.as_ref())
+    {
+        out.push(Finding::new(Code::ValidatedOnlyFreeText, item, &[]));
     }
     for e in &item.evidence {
         match e {

@@ -345,6 +345,22 @@ pub enum Evidence {
     },
 }
 
+impl Evidence {
+    /// Whether someone can check it again: a probe or an Argo CD application the portal reads,
+    /// or an attestation saying who checked what and when. A free-text reference only repeats a
+    /// claim.
+    pub fn is_verifiable(&self) -> bool {
+        !matches!(self, Evidence::Reference { .. })
+    }
+}
+
+/// Whether a validated claim rests on something verifiable: one piece of evidence that is
+/// ([`Evidence::is_verifiable`]) or the item's IaC reference, checked against the monorepo at
+/// the catalog's commit.
+pub fn has_verifiable_evidence(evidence: &[Evidence], iac: Option<&IacRef>) -> bool {
+    iac.is_some() || evidence.iter().any(Evidence::is_verifiable)
+}
+
 fn default_probe_status() -> u16 {
     200
 }

@@ -340,6 +340,9 @@ pub enum ErrorCode {
     UnsafePath,
     /// The change would make the catalog invalid (`file`, `line`, `column` of the problem).
     InvalidCatalog,
+    /// A change to `validated` whose evidence holds nothing verifiable (see
+    /// [`crate::model::has_verifiable_evidence`]).
+    NeedsVerifiableEvidence,
 }
 
 impl ErrorCode {
@@ -365,6 +368,7 @@ impl ErrorCode {
             ErrorCode::DuplicateItem => "duplicate_item",
             ErrorCode::UnsafePath => "unsafe_path",
             ErrorCode::InvalidCatalog => "invalid_catalog",
+            ErrorCode::NeedsVerifiableEvidence => "needs_verifiable_evidence",
         }
     }
 }

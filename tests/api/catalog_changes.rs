@@ -190,4 +190,35 @@ on_both_databases! {
         });
         app.post_json(&app.client, &format!("/api/v1/items/{ITEM}/changes/preview"), &same, 400).await;
     }
+
+    async fn a_change_to_validated_on_free_text_only_is_refused_and_an_attestation_makes_it_pass(backend: Backend) {
+        let app = spawn_app_with(backend, CatalogSetup::Embedded).await;
+        let path = "/api/v1/items/franca-renumbering/changes/preview";
+        let told = json!({
+            "state": "validated",
+            "evidence": [{"kind": "reference", "text": "done, trust me"}],
+            "reason": "It works."
+        });
+
+        let refused = app.post_json(&app.client, path, &told, 422).await;
+        let fields: Vec<(&str, &str)> = refused["details"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| (e["field"].as_str().unwrap(), e["code"].as_str().unwrap()))
+            .collect();
+        assert_eq!(fields, [("evidence", "needs_verifiable_evidence")]);
+
+        let attested = json!({
+            "state": "validated",
+            "evidence": [
+                {"kind": "reference", "text": "done"},
+                {"kind": "attestation", "by": "ana", "date": "2026-11-30", "what": "both sites reach the new range"}
+            ],
+            "reason": "It works."
+        });
+        let preview = app.post_json(&app.client, path, &attested, 200).await;
+        assert_eq!(preview["to"]["state"], "validated");
+        assert!(mirante_branches(&app.data_dir.join("monorepo")).is_empty(), "a preview writes nothing");
+    }
 }

@@ -162,7 +162,7 @@ fn a_validated_item_depending_on_an_unvalidated_one_is_an_error() {
   - {id: ok, name: Ok, kind: component, layer: l0, state: validated,
      evidence: [{kind: argocd, app: ok}]}
   - {id: top, name: Top, kind: component, layer: l0, state: validated, depends_on: [ok, base],
-     evidence: [{kind: reference, text: runbook}]}
+     evidence: [{kind: attestation, by: ana, date: '2026-10-01', what: runbook followed}]}
 ",
     );
 
@@ -358,4 +358,30 @@ fn the_synthetic_catalog_has_no_lint_error_and_its_validated_items_have_dependen
             .iter()
             .any(|i| i.state == State::Validated && !i.depends_on.is_empty())
     );
+}
+
+#[test]
+fn a_validated_item_resting_on_free_text_only_is_a_warning_and_one_verifiable_entry_clears_it() {
+    let c = catalog(
+        "  - {id: told, name: Told, kind: component, layer: l0, state: validated, evidence: [
+      {kind: reference, text: 'in production'}]}
+  - {id: attested, name: Attested, kind: component, layer: l0, state: validated, evidence: [
+      {kind: reference, text: 'in production'},
+      {kind: attestation, by: ana, date: '2026-10-01', what: 'restored a VM'}]}
+  - {id: coded, name: Coded, kind: component, layer: l0, state: validated,
+     iac: {path: ansible/site.yml}, evidence: [{kind: reference, text: 'in production'}]}
+  - {id: planned, name: Planned, kind: component, layer: l0, state: desired, evidence: [
+      {kind: reference, text: 'someday'}]}
+",
+    );
+
+    let f = lint(&c, &options());
+
+    let free_text: Vec<_> = f
+        .iter()
+        .filter(|f| f.code == Code::ValidatedOnlyFreeText)
+        .collect();
+    assert_eq!(free_text.len(), 1, "{f:?}");
+    assert_eq!(free_text[0].item, "told");
+    assert_eq!(free_text[0].severity, Severity::Warning);
 }

@@ -76,6 +76,7 @@ pub fn field_error_key(code: ErrorCode) -> &'static str {
         ErrorCode::DuplicateItem => "ss-err-duplicate_item",
         ErrorCode::UnsafePath => "ss-err-unsafe_path",
         ErrorCode::InvalidCatalog => "ss-err-invalid_catalog",
+        ErrorCode::NeedsVerifiableEvidence => "ss-err-needs_verifiable_evidence",
     }
 }
 

@@ -578,6 +578,8 @@ pub enum Severity {
 pub enum FindingCode {
     /// Validated, no evidence.
     ValidatedWithoutEvidence,
+    /// Validated on free-text references only.
+    ValidatedOnlyFreeText,
     /// An attestation older than the allowed age.
     AttestationStale,
     /// An attestation date that is not a past ISO date.

@@ -407,6 +407,18 @@ impl SelfService {
                 "the change changes nothing: the item already has these values".to_owned(),
             ));
         }
+        if edit.state == State::Validated
+            && !mirante_domain::has_verifiable_evidence(&edit.evidence, item.iac.as_ref())
+        {
+            return Err(ServiceError::Invalid(vec![field_error(
+                "evidence",
+                ErrorCode::NeedsVerifiableEvidence,
+                "validated needs a probe, an Argo CD application, a dated attestation or the \
+                 item's IaC reference; free text is not enough"
+                    .into(),
+                Map::new(),
+            )]));
+        }
         // The file holding the item: the one the edit finds it in.
         let mut found = None;
         for (path, bytes) in &files {
