@@ -8,6 +8,7 @@
 //! |---|---|
 //! | `*.yaml`, `*.yml` | a YAML scalar: strings always double-quoted with every line break, quote, backslash and non-printable character escaped; numbers, booleans and `null` bare; lists and maps as flow collections of the same |
 //! | `*.json` | JSON |
+//! | `*.md` | Markdown text: every character that opens Markdown or HTML syntax (`\` `` ` `` `*` `_` `{` `}` `[` `]` `<` `>` `#` `|` `!` `~` `&`) backslash-escaped, so a value shows as written and never becomes a link, an image, HTML or a table cell |
 //! | file names and `target` | only `[A-Za-z0-9_][A-Za-z0-9._-]*` (at most 100 characters): no `/`, `\`, `..`, control characters; anything else is refused as [`ErrorCode::UnsafePath`] |
 //! | other files, `slug` | as is (values never hold control characters: validation refuses them) |
 //!
@@ -61,6 +62,7 @@ pub(super) fn content_name(path: &str) -> String {
 enum Mode {
     Yaml,
     Json,
+    Markdown,
     Path,
     Text,
 }
@@ -72,6 +74,8 @@ fn mode_of(template_name: &str) -> Mode {
         Mode::Yaml
     } else if template_name.ends_with(".json") {
         Mode::Json
+    } else if template_name.ends_with(".md") {
+        Mode::Markdown
     } else {
         Mode::Text
     }
@@ -115,6 +119,14 @@ fn format_value(out: &mut Output, state: &mut State, value: &Value) -> Result<()
             s.push_str(&j);
         }
         Mode::Path => path_value(&mut s, value)?,
+        Mode::Markdown => {
+            if value.is_undefined() {
+                return Err(Error::from(ErrorKind::UndefinedError));
+            }
+            if !value.is_none() {
+                markdown_escape(&mut s, &value.to_string());
+            }
+        }
         Mode::Text => {
             if value.is_undefined() {
                 return Err(Error::from(ErrorKind::UndefinedError));
@@ -126,6 +138,28 @@ fn format_value(out: &mut Output, state: &mut State, value: &Value) -> Result<()
     }
     out.write_str(&s)
         .map_err(|_| Error::from(ErrorKind::WriteFailure))
+}
+
+/// Characters that open Markdown (CommonMark and GitHub's tables and strikethrough) or HTML
+/// syntax where a value may land. `-`, `+`, `.` and digits only do so at the start of a line,
+/// where templates print labels, not values; they stay as written so names read naturally.
+const MARKDOWN_SPECIAL: &[char] = &[
+    '\\', '`', '*', '_', '{', '}', '[', ']', '<', '>', '#', '|', '!', '~', '&',
+];
+
+/// `text` as Markdown that shows exactly `text`: specials backslash-escaped (CommonMark allows
+/// it for any ASCII punctuation) and line breaks made spaces, so a value stays in its line.
+fn markdown_escape(s: &mut String, text: &str) {
+    for c in text.chars() {
+        match c {
+            '\n' | '\r' => s.push(' '),
+            c if MARKDOWN_SPECIAL.contains(&c) => {
+                s.push('\\');
+                s.push(c);
+            }
+            c => s.push(c),
+        }
+    }
 }
 
 /// `value` as a YAML flow node that cannot be anything but that one value.

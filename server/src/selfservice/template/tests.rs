@@ -1069,3 +1069,32 @@ fn two_objects_with_the_same_kind_namespace_and_name_are_refused() {
         ["t/b.yaml: document 1: ConfigMap \"same\" is already defined in t/a.yaml: document 1"]
     );
 }
+
+#[test]
+fn a_value_printed_into_markdown_shows_as_written_and_never_becomes_a_link_html_or_a_cell() {
+    let r = render(
+        "gpu-workspace",
+        workspace(json!({"purpose": "see [docs](javascript:alert(1)) <img src=x onerror=alert(1)> | a*b*_c_ `x` #1 & ok-1.2"})),
+    )
+    .unwrap();
+
+    let readme = &r
+        .files
+        .iter()
+        .find(|f| f.path.ends_with("/README.md"))
+        .unwrap()
+        .content;
+    let line = readme
+        .lines()
+        .find(|l| l.starts_with("Purpose: "))
+        .unwrap_or_else(|| panic!("{readme}"));
+    assert_eq!(
+        line,
+        r"Purpose: see \[docs\](javascript:alert(1)) \<img src=x onerror=alert(1)\> \| a\*b\*\_c\_ \`x\` \#1 \& ok-1.2"
+    );
+    // The namespace's YAML keeps the value exactly.
+    assert_eq!(
+        doc(&r, "namespace.yaml")["metadata"]["annotations"]["mirante.dev/purpose"],
+        "see [docs](javascript:alert(1)) <img src=x onerror=alert(1)> | a*b*_c_ `x` #1 & ok-1.2"
+    );
+}
