@@ -16,6 +16,7 @@ use std::{
 use anyhow::{Context, Result, bail};
 
 mod bench;
+mod container;
 mod manifests;
 mod precompress;
 
@@ -29,6 +30,8 @@ commands:
   build    build the wasm bundle and the server
   test     formatting, lints, every unit/integration test and the browser tests
   setup    install the tools the other commands need
+  container  build the container image with podman around the debug build and check a
+           container of it (health check, /readyz, sign-in, catalog)
   manifests  render the Kubernetes overlays (deploy/kubernetes) and check them against
            Kubernetes' schemas and the CloudNativePG and Argo CD CRDs
   bench    build for release and measure catalog load, memory, start-up and HTTP latency
@@ -70,6 +73,11 @@ fn run() -> Result<()> {
         }
         Some("setup") => setup(true),
         Some("manifests") => manifests::check(),
+        Some("container") => {
+            setup(false)?;
+            build(false)?;
+            container::test()
+        }
         Some("bench") => {
             setup(false)?;
             bench::run(&args[1..])
@@ -367,8 +375,8 @@ pub(crate) fn site_env(cmd: &mut Command) {
 }
 
 /// Everything a change must pass: formatting, lints (server and wasm), the Kubernetes
-/// manifests, all tests on SQLite and PostgreSQL, and the browser tests against the built
-/// portal.
+/// manifests, the container image, all tests on SQLite and PostgreSQL, and the browser tests
+/// against the built portal.
 fn test() -> Result<()> {
     sh(&cargo(), ["fmt", "--all", "--check"])?;
     sh(
@@ -401,6 +409,7 @@ fn test() -> Result<()> {
     )?;
     manifests::check()?;
     build(false)?;
+    container::test()?;
     sh(&cargo(), ["test", "--workspace"])?;
     // The test OpenID provider's own self-test.
     let mut oidc = Command::new("node");
