@@ -38,6 +38,7 @@
 //! | `probe_concurrency`     | `MIRANTE_PROBE_CONCURRENCY`    | `8`                                  |
 //! | `argocd_url`            | `MIRANTE_ARGOCD_URL`           | unset: Argo CD evidence is not read  |
 //! | `argocd_token`          | `MIRANTE_ARGOCD_TOKEN`         | required with `argocd_url` (secret)  |
+//! | `metrics_bind`          | `MIRANTE_METRICS_BIND`         | unset: no metrics listener (e.g. `127.0.0.1:9464`: Prometheus text on `/metrics`) |
 //!
 //! The file is read from `MIRANTE_CONFIG` when set (and must then exist), otherwise from
 //! `./mirante.toml` when present. Relative paths are relative to the working directory.
@@ -102,6 +103,7 @@ const ENV_KEYS: &[&str] = &[
     "probe_concurrency",
     "argocd_url",
     "argocd_token",
+    "metrics_bind",
 ];
 
 /// How log lines are written.
@@ -232,6 +234,9 @@ pub struct Config {
     /// An Argo CD API token (a project or account token with read access to applications).
     #[serde(default)]
     pub argocd_token: Option<SecretString>,
+    /// Where `/metrics` is served, apart from the public listener; none when unset.
+    #[serde(default)]
+    pub metrics_bind: Option<SocketAddr>,
 }
 
 fn default_probe_interval_secs() -> u64 {
@@ -349,6 +354,7 @@ impl Default for Config {
             probe_concurrency: default_probe_concurrency(),
             argocd_url: None,
             argocd_token: None,
+            metrics_bind: None,
         }
     }
 }
@@ -597,6 +603,7 @@ impl Config {
             probe_timeout_secs: self.probe_timeout_secs,
             probe_concurrency: self.probe_concurrency,
             argocd_url: self.argocd_url.as_deref(),
+            metrics_bind: self.metrics_bind,
         };
         let mut out =
             toml::to_string(&printable).unwrap_or_else(|e| format!("# unprintable: {e}\n"));
@@ -666,6 +673,8 @@ struct Printable<'a> {
     probe_concurrency: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     argocd_url: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    metrics_bind: Option<SocketAddr>,
 }
 
 impl fmt::Debug for Config {
@@ -719,6 +728,7 @@ impl fmt::Debug for Config {
                 "argocd_token",
                 &self.argocd_token.as_ref().map(|_| REDACTED),
             )
+            .field("metrics_bind", &self.metrics_bind)
             .finish()
     }
 }
