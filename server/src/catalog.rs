@@ -354,6 +354,7 @@ impl CatalogStore {
                     trigger: trigger.clone(),
                     diagnostics: diagnostics.clone(),
                 });
+                crate::metrics::catalog_reload("refused");
                 if !(repeated && trigger == ReloadTrigger::Timer) {
                     self.audit(
                         &trigger,
@@ -377,6 +378,7 @@ impl CatalogStore {
                     .unwrap_or_else(PoisonError::into_inner) = None;
                 if loaded.hash == previous.snapshot.hash {
                     tracing::debug!(catalog.trigger = trigger.name(), catalog.hash = %loaded.hash, "catalog unchanged");
+                    crate::metrics::catalog_reload("unchanged");
                     if trigger.is_deliberate() {
                         self.audit(
                             &trigger,
@@ -391,6 +393,7 @@ impl CatalogStore {
                     return Ok(ReloadOutcome::Unchanged { hash: loaded.hash });
                 }
                 let snapshot = Arc::new(loaded.into_snapshot(revision));
+                crate::metrics::catalog_reload("updated");
                 let now = Utc::now();
                 // Swap before recording: the catalog in git is the truth, so a database
                 // outage must not keep stale content in force. The history then misses a

@@ -1,5 +1,6 @@
 //! The `mirante` command line: `serve` (the default), `config`, `catalog check DIR`,
-//! `template check DIR` and `template render ID --values FILE --out DIR`.
+//! `template check DIR`, `template render ID --values FILE --out DIR`, `backup FILE` and
+//! `restore FILE`.
 
 use std::{
     io::Write,
@@ -19,7 +20,10 @@ use crate::{
     telemetry,
 };
 
+mod backup;
 mod template;
+
+pub use backup::{BackupError, Copied, backup, restore};
 
 /// Mirante: the internal developer portal.
 #[derive(Debug, Parser)]
@@ -43,6 +47,17 @@ pub enum Command {
     /// Work with self-service templates.
     #[command(subcommand)]
     Template(TemplateCommand),
+    /// Copy the embedded SQLite database to FILE (a new file) while the portal runs.
+    Backup {
+        /// The file to write; it must not exist.
+        file: PathBuf,
+    },
+    /// Replace the embedded SQLite database by the backup FILE; refused while a portal has the
+    /// database open. The replaced database is kept beside it.
+    Restore {
+        /// A file written by `mirante backup`.
+        file: PathBuf,
+    },
 }
 
 /// Catalog subcommands.
@@ -105,6 +120,8 @@ pub fn run(cli: Cli) -> ExitCode {
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => serve(),
         Command::Config => print_config(),
+        Command::Backup { file } => backup::backup_command(&file),
+        Command::Restore { file } => backup::restore_command(&file),
         Command::Catalog(CatalogCommand::Check {
             dir,
             monorepo,

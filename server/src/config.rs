@@ -39,6 +39,7 @@
 //! | `probe_allow`           | `MIRANTE_PROBE_ALLOW`          | empty: probes never reach loopback, link-local (cloud metadata) or unspecified addresses; comma-separated host names, addresses and networks (`localhost,169.254.0.0/16`) they may reach |
 //! | `argocd_url`            | `MIRANTE_ARGOCD_URL`           | unset: Argo CD evidence is not read  |
 //! | `argocd_token`          | `MIRANTE_ARGOCD_TOKEN`         | required with `argocd_url` (secret)  |
+//! | `metrics_bind`          | `MIRANTE_METRICS_BIND`         | unset: no metrics listener (e.g. `127.0.0.1:9464`: Prometheus text on `/metrics`) |
 //!
 //! The file is read from `MIRANTE_CONFIG` when set (and must then exist), otherwise from
 //! `./mirante.toml` when present. Relative paths are relative to the working directory.
@@ -104,6 +105,7 @@ const ENV_KEYS: &[&str] = &[
     "probe_allow",
     "argocd_url",
     "argocd_token",
+    "metrics_bind",
 ];
 
 /// How log lines are written.
@@ -238,6 +240,9 @@ pub struct Config {
     /// An Argo CD API token (a project or account token with read access to applications).
     #[serde(default)]
     pub argocd_token: Option<SecretString>,
+    /// Where `/metrics` is served, apart from the public listener; none when unset.
+    #[serde(default)]
+    pub metrics_bind: Option<SocketAddr>,
 }
 
 fn default_probe_interval_secs() -> u64 {
@@ -356,6 +361,7 @@ impl Default for Config {
             probe_allow: String::new(),
             argocd_url: None,
             argocd_token: None,
+            metrics_bind: None,
         }
     }
 }
@@ -605,6 +611,7 @@ impl Config {
             probe_concurrency: self.probe_concurrency,
             probe_allow: &self.probe_allow,
             argocd_url: self.argocd_url.as_deref(),
+            metrics_bind: self.metrics_bind,
         };
         let mut out =
             toml::to_string(&printable).unwrap_or_else(|e| format!("# unprintable: {e}\n"));
@@ -675,6 +682,8 @@ struct Printable<'a> {
     probe_allow: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     argocd_url: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    metrics_bind: Option<SocketAddr>,
 }
 
 impl fmt::Debug for Config {
@@ -729,6 +738,7 @@ impl fmt::Debug for Config {
                 "argocd_token",
                 &self.argocd_token.as_ref().map(|_| REDACTED),
             )
+            .field("metrics_bind", &self.metrics_bind)
             .finish()
     }
 }

@@ -10,6 +10,7 @@ pub mod db;
 pub mod evidence;
 pub mod exports;
 pub mod history;
+pub mod metrics;
 pub mod middleware;
 pub mod probes;
 pub mod selfservice;

@@ -14,7 +14,7 @@ use crate::{
     catalog::CatalogStore,
     config::Config,
     db::Db,
-    exports, middleware, probes,
+    exports, metrics, middleware, probes,
     selfservice::{
         self,
         service::SelfService,
@@ -34,6 +34,7 @@ pub struct Application {
     router: Router,
     sessions: DbSessionStore,
     checker: probes::Checker,
+    metrics: Option<metrics::MetricsListener>,
 }
 
 impl Application {
@@ -68,6 +69,14 @@ impl Application {
         config.check_auth()?;
         config.check_forge()?;
         let backend = config.backend()?;
+        let metrics = match config.metrics_bind {
+            Some(at) => Some(
+                metrics::MetricsListener::bind(at)
+                    .await
+                    .with_context(|| format!("cannot listen for metrics on {at}"))?,
+            ),
+            None => None,
+        };
         let db = Db::connect(&config.database_url(), config.database_max_connections)
             .await
             .context("cannot open the database")?;
@@ -139,6 +148,7 @@ impl Application {
             state,
             router,
             sessions,
+            metrics,
         })
     }
 
@@ -150,6 +160,13 @@ impl Application {
     /// The address the server listens on.
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// The address `/metrics` is served on, when `metrics_bind` is set.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics
+            .as_ref()
+            .map(metrics::MetricsListener::local_addr)
     }
 
     /// The shared state (tests read the database through it).
@@ -178,6 +195,9 @@ impl Application {
             tokio::spawn(Arc::clone(provider).keep_fresh(background.clone()));
         }
         self.state.worker.spawn(background.clone());
+        if let Some(listener) = self.metrics {
+            listener.spawn(Arc::clone(&self.state.catalog), background.clone());
+        }
         probes::spawn(
             self.checker.clone(),
             Arc::clone(&self.state.catalog),
@@ -239,6 +259,7 @@ pub fn app(
         .merge(middleware::static_files(&state.leptos))
         // Last: the UI answers every path the API does not.
         .merge(web::router(state))
+        .route_layer(axum::middleware::from_fn(metrics::route))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             auth::authenticate,
@@ -249,6 +270,7 @@ pub fn app(
         routes,
         Duration::from_secs(state.config.request_timeout_secs),
     )
+    .layer(axum::middleware::from_fn(metrics::track))
 }
 
 /// Where the UI's compiled assets are: `LEPTOS_SITE_ROOT` (default `target/site`), `pkg`

@@ -72,6 +72,8 @@ pub struct TestApp {
     /// The server's proposing worker, to wake it after writing a request straight to the
     /// database.
     pub worker: std::sync::Arc<mirante::selfservice::worker::Worker>,
+    /// `http://<metrics address>` when the test configured `metrics_bind`.
+    pub metrics_address: Option<String>,
     _catalog_dir: Option<TempDir>,
     _data_dir: TempDir,
     // Dropped last: drops the PostgreSQL database after the server's pool is gone from use.
@@ -252,6 +254,7 @@ pub async fn spawn_configured(
     let address = format!("http://127.0.0.1:{port}");
     let db = app.state().db.clone();
     let worker = app.state().worker.clone();
+    let metrics_address = app.metrics_addr().map(|a| format!("http://{a}"));
     // Runs until the test's runtime ends; no signal handling in tests.
     tokio::spawn(app.run_until(std::future::pending()));
     let token = seed_token(&db, "test-admin", &["portal-admins"]).await;
@@ -276,6 +279,7 @@ pub async fn spawn_configured(
         catalog_dir: catalog_dir.as_ref().map(|d| d.path().to_owned()),
         data_dir: data_dir.path().to_owned(),
         worker,
+        metrics_address,
         _catalog_dir: catalog_dir,
         _data_dir: data_dir,
         _pg: pg,

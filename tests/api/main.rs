@@ -17,6 +17,7 @@ mod forges;
 mod health;
 mod history;
 mod items;
+mod metrics;
 mod middleware;
 mod openapi;
 mod pages;

@@ -16,6 +16,8 @@ use std::{
 use anyhow::{Context, Result, bail};
 
 mod bench;
+mod container;
+mod manifests;
 mod precompress;
 
 /// Name of the wasm bundle and stylesheet; also set as `LEPTOS_OUTPUT_NAME` in .cargo/config.toml.
@@ -28,6 +30,10 @@ commands:
   build    build the wasm bundle and the server
   test     formatting, lints, every unit/integration test and the browser tests
   setup    install the tools the other commands need
+  container  build the container image with podman around the debug build and check a
+           container of it (health check, /readyz, sign-in, catalog)
+  manifests  render the Kubernetes overlays (deploy/kubernetes) and check them against
+           Kubernetes' schemas and the CloudNativePG and Argo CD CRDs
   bench    build for release and measure catalog load, memory, start-up and HTTP latency
            and throughput on synthetic catalogs, and the catalog history on a monorepo of
            20,000 commits (--quick: 1,000 items, short runs; --large: 100,000 items too;
@@ -66,6 +72,12 @@ fn run() -> Result<()> {
             test()
         }
         Some("setup") => setup(true),
+        Some("manifests") => manifests::check(),
+        Some("container") => {
+            setup(false)?;
+            build(false)?;
+            container::test()
+        }
         Some("bench") => {
             setup(false)?;
             bench::run(&args[1..])
@@ -362,8 +374,9 @@ pub(crate) fn site_env(cmd: &mut Command) {
     }
 }
 
-/// Everything a change must pass: formatting, lints (server and wasm), all tests on
-/// SQLite and PostgreSQL, and the browser tests against the built portal.
+/// Everything a change must pass: formatting, lints (server and wasm), the Kubernetes
+/// manifests, the container image, all tests on SQLite and PostgreSQL, and the browser tests
+/// against the built portal.
 fn test() -> Result<()> {
     sh(&cargo(), ["fmt", "--all", "--check"])?;
     sh(
@@ -394,7 +407,9 @@ fn test() -> Result<()> {
             "warnings",
         ],
     )?;
+    manifests::check()?;
     build(false)?;
+    container::test()?;
     sh(&cargo(), ["test", "--workspace"])?;
     // The test OpenID provider's own self-test.
     let mut oidc = Command::new("node");

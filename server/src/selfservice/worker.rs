@@ -230,6 +230,12 @@ impl Worker {
             "proposing"
         );
         let result = self.propose(request_id).await;
+        crate::metrics::worker_job(match &result {
+            Ok(()) => "proposed",
+            Err(error) if error.is_retryable() => "retry",
+            Err(StepError::Transition(TransitionError::Illegal(_))) => "moved_on",
+            Err(_) => "failed",
+        });
         let now = Utc::now();
         let outcome = match result {
             Ok(()) => self

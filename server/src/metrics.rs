@@ -1,0 +1,194 @@
+//! Prometheus metrics, served on their own listener (`MIRANTE_METRICS_BIND`), never on the
+//! public one.
+//!
+//! Recorded through the `metrics` facade and rendered by `metrics-exporter-prometheus`:
+//!
+//! | metric | labels | what |
+//! |---|---|---|
+//! | `mirante_http_requests_total` | `method`, `route`, `status` | requests answered; `route` is the route template (`/api/items/{id}`), `unmatched` for the rest |
+//! | `mirante_http_request_duration_seconds` | same | histogram: time until the response's head |
+//! | `mirante_worker_jobs_total` | `outcome` | proposing jobs run: `proposed`, `retry`, `moved_on`, `failed` |
+//! | `mirante_catalog_reloads_total` | `outcome` | reloads: `updated`, `unchanged`, `refused` |
+//! | `mirante_catalog_info` | `hash`, `revision` | 1 for the catalog this replica serves |
+//! | `mirante_catalog_items` | | items in it |
+//! | `mirante_catalog_loaded_timestamp_seconds` | | when this replica loaded it |
+//!
+//! Until a metrics listener is configured no recorder is installed and every recording is a
+//! no-op.
+
+use std::{
+    net::SocketAddr,
+    sync::{Mutex, OnceLock, PoisonError},
+    time::{Duration, Instant},
+};
+
+use axum::{
+    Router,
+    extract::{MatchedPath, Request, State},
+    http::{Method, header},
+    middleware::Next,
+    response::{IntoResponse, Response},
+    routing::get,
+};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use metrics_util::MetricKindMask;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::catalog::CatalogStore;
+
+/// Latency buckets, in seconds: from a cached catalog read to the request timeout.
+const BUCKETS: &[f64] = &[
+    0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+];
+
+static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+
+/// The process's recorder, installed on first use.
+fn handle() -> &'static PrometheusHandle {
+    HANDLE.get_or_init(|| {
+        let recorder = PrometheusBuilder::new()
+            .set_buckets_for_metric(
+                Matcher::Full("mirante_http_request_duration_seconds".into()),
+                BUCKETS,
+            )
+            .expect("the bucket list is not empty")
+            // A catalog's info series that no scrape sets any more goes away.
+            .idle_timeout(MetricKindMask::GAUGE, Some(Duration::from_secs(600)))
+            .build_recorder();
+        let handle = recorder.handle();
+        if metrics::set_global_recorder(recorder).is_err() {
+            tracing::warn!("another metrics recorder is installed; /metrics shows nothing");
+        }
+        handle
+    })
+}
+
+/// The route template a response was routed by, handed from [`route`] to [`track`].
+#[derive(Clone)]
+struct RouteTemplate(String);
+
+/// Outer middleware: counts and times every request by method, route template and status.
+pub async fn track(req: Request, next: Next) -> Response {
+    let start = Instant::now();
+    let method = match *req.method() {
+        Method::GET => "GET",
+        Method::HEAD => "HEAD",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::PATCH => "PATCH",
+        Method::DELETE => "DELETE",
+        Method::OPTIONS => "OPTIONS",
+        _ => "other",
+    };
+    let mut response = next.run(req).await;
+    let route = response
+        .extensions_mut()
+        .remove::<RouteTemplate>()
+        .map_or_else(|| "unmatched".to_owned(), |r| r.0);
+    let labels = [
+        ("method", method.to_owned()),
+        ("route", route),
+        ("status", response.status().as_u16().to_string()),
+    ];
+    metrics::counter!("mirante_http_requests_total", &labels).increment(1);
+    metrics::histogram!("mirante_http_request_duration_seconds", &labels)
+        .record(start.elapsed().as_secs_f64());
+    response
+}
+
+/// Route middleware: passes the matched route template out to [`track`] (routing happens
+/// inside the layers that wrap the router, where [`MatchedPath`] is not yet known).
+pub async fn route(req: Request, next: Next) -> Response {
+    let template = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().to_owned());
+    let mut response = next.run(req).await;
+    if let Some(template) = template {
+        response.extensions_mut().insert(RouteTemplate(template));
+    }
+    response
+}
+
+/// A proposing job ended with `outcome`.
+pub fn worker_job(outcome: &'static str) {
+    metrics::counter!("mirante_worker_jobs_total", "outcome" => outcome).increment(1);
+}
+
+/// A catalog reload ended with `outcome`.
+pub fn catalog_reload(outcome: &'static str) {
+    metrics::counter!("mirante_catalog_reloads_total", "outcome" => outcome).increment(1);
+}
+
+/// The metrics listener, bound at start-up so that a taken address fails the start.
+pub struct MetricsListener {
+    listener: TcpListener,
+    addr: SocketAddr,
+}
+
+impl MetricsListener {
+    /// Binds `addr` and installs the recorder.
+    pub async fn bind(addr: SocketAddr) -> std::io::Result<Self> {
+        let listener = TcpListener::bind(addr).await?;
+        let addr = listener.local_addr()?;
+        handle();
+        Ok(MetricsListener { listener, addr })
+    }
+
+    /// The address it listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Serves `GET /metrics` until `stop` is cancelled.
+    pub fn spawn(self, catalog: std::sync::Arc<CatalogStore>, stop: CancellationToken) {
+        let router = Router::new()
+            .route("/metrics", get(scrape))
+            .with_state(Scrape {
+                catalog,
+                shown: std::sync::Arc::new(Mutex::new(None)),
+            });
+        tracing::info!(metrics.addr = %self.addr, "metrics listening");
+        tokio::spawn(async move {
+            let served = axum::serve(self.listener, router)
+                .with_graceful_shutdown(stop.cancelled_owned())
+                .await;
+            if let Err(error) = served {
+                tracing::error!(%error, "the metrics listener failed");
+            }
+        });
+    }
+}
+
+#[derive(Clone)]
+struct Scrape {
+    catalog: std::sync::Arc<CatalogStore>,
+    /// The catalog labels last shown, set to 0 when another catalog takes over.
+    shown: std::sync::Arc<Mutex<Option<(String, String)>>>,
+}
+
+async fn scrape(State(scrape): State<Scrape>) -> impl IntoResponse {
+    let current = scrape.catalog.current();
+    let labels = (
+        current.snapshot.hash.clone(),
+        current.snapshot.revision.clone().unwrap_or_default(),
+    );
+    {
+        let mut shown = scrape.shown.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((hash, revision)) = shown.as_ref().filter(|s| **s != labels) {
+            metrics::gauge!("mirante_catalog_info", "hash" => hash.clone(), "revision" => revision.clone()).set(0.0);
+        }
+        metrics::gauge!("mirante_catalog_info", "hash" => labels.0.clone(), "revision" => labels.1.clone()).set(1.0);
+        *shown = Some(labels);
+    }
+    metrics::gauge!("mirante_catalog_items").set(current.snapshot.catalog().items.len() as f64);
+    metrics::gauge!("mirante_catalog_loaded_timestamp_seconds")
+        .set(current.loaded_at.timestamp() as f64);
+    let handle = handle();
+    handle.run_upkeep();
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        handle.render(),
+    )
+}
