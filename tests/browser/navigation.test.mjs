@@ -90,3 +90,36 @@ test('every header link and breadcrumb works from every page for a researcher', 
 test('every header link and breadcrumb works from every page for an admin', async () => {
   await clickThrough('admin');
 });
+
+test('at 390 px the header folds behind a Menu button and scrolls away with the page', async () => {
+  const phone = await launchBrowser({ viewport: { width: 390, height: 844 } });
+  try {
+    await signIn(phone.context, portal.url, 'Rui Researcher');
+    const page = await phone.context.newPage();
+    const watch = watchPortal(page);
+    await page.goto(`${portal.url}/catalog`, { waitUntil: 'load' });
+    await waitForHydration(page);
+    const header = await page.locator('header.topbar').boundingBox();
+    assert.ok(header.height < 70, `the folded header is ${header.height} px tall`);
+    assert.equal(await page.locator('header.topbar nav').isVisible(), false, 'the navigation is folded');
+    assert.equal(await page.locator('header.topbar').evaluate((h) => getComputedStyle(h).position), 'static');
+    // The results start on the first screen: the filters do not fill it.
+    const count = await page.locator('.result-count').boundingBox();
+    assert.ok(count.y < 844, `the result count starts at ${count.y} px`);
+
+    const toggle = page.locator('button.menu-toggle');
+    assert.equal(await toggle.getAttribute('aria-expanded'), 'false');
+    await toggle.click();
+    assert.equal(await toggle.getAttribute('aria-expanded'), 'true');
+    await page.locator('header.topbar nav a[href="/sites"]').click();
+    await page.waitForURL(`${portal.url}/sites`, { waitUntil: 'commit' });
+    await watch.settle();
+    // Going to another page folds the menu again.
+    assert.equal(await toggle.getAttribute('aria-expanded'), 'false');
+    assert.equal(await page.locator('header.topbar nav').isVisible(), false);
+    assert.deepEqual(watch.errors, []);
+    await page.close();
+  } finally {
+    await phone.close();
+  }
+});

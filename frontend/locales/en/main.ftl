@@ -5,6 +5,8 @@ nav-overview = Overview
 nav-catalog = Catalog
 nav-decisions = Decisions
 lang-label = Language
+skip-to-content = Skip to content
+menu = Menu
 footer-text = Mirante reads the catalog from the devops monorepo; change it there, through a pull request.
 
 loading = Loading…
@@ -122,6 +124,7 @@ principles-title = Principles
 
 ## Sign-in, profile and message pages (server-rendered)
 auth-sign-in = Sign in
+auth-intro = Mirante is the platform team’s catalogue and self-service portal: what the platform offers at each site and in what state, what is decided and what comes next, and the forms that turn a request for a GPU workspace or a database into a reviewed pull request.
 auth-continue = Continue
 auth-detail = Details:
 auth-dev-banner = Development sign-in: no identity provider is configured (MIRANTE_OIDC_ISSUER is unset). Anyone who can reach this page can sign in as any demo user.

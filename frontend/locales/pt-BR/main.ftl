@@ -5,6 +5,8 @@ nav-overview = Visão geral
 nav-catalog = Catálogo
 nav-decisions = Decisões
 lang-label = Idioma
+skip-to-content = Pular para o conteúdo
+menu = Menu
 footer-text = O Mirante lê o catálogo do monorepo devops; mude-o lá, por pull request.
 
 loading = Carregando…
@@ -122,6 +124,7 @@ principles-title = Princípios
 
 ## Entrada, perfil e páginas de mensagem (geradas no servidor)
 auth-sign-in = Entrar
+auth-intro = O Mirante é o catálogo e o portal de autosserviço do time de plataforma: o que a plataforma oferece em cada site e em que estado, o que está decidido e o que vem a seguir, e os formulários que transformam o pedido de um workspace com GPU ou de um banco de dados em um pull request revisado.
 auth-continue = Continuar
 auth-detail = Detalhes:
 auth-dev-banner = Entrada de desenvolvimento: nenhum provedor de identidade está configurado (MIRANTE_OIDC_ISSUER não está definido). Quem alcança esta página pode entrar como qualquer usuário de demonstração.
