@@ -59,6 +59,9 @@ async function audit(role, lang, paths) {
     if (await page.locator('script[type="module"]').count()) await waitForHydration(page);
     await watch.settle();
     for (const v of await violations(page)) problems.push(`${path}: ${v}`);
+    // Both languages run left to right: no Unicode isolation marks around names and numbers.
+    const marks = await page.evaluate(() => (document.body.innerText.match(/[\u2068\u2069]/g) ?? []).length);
+    if (marks) problems.push(`${path}: ${marks} bidi isolation marks in the text`);
   }
   await page.close();
   assert.deepEqual(problems, [], `${problems.length} serious or critical violations`);
