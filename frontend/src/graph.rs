@@ -53,7 +53,7 @@ const STYLE: &str = "\
 .node:focus{outline:none}\
 .node:focus-visible rect{stroke:#1c2430;stroke-width:4}\
 .arrow path{fill:#9aa3ad}\
-.arrow.path path{fill:#c2410c}\
+.arrow-crit path{fill:#c2410c}\
 .s-validated rect{fill:#e5f5ec;stroke:#17703d}\
 .s-declared rect{fill:#fff3dc;stroke:#8a5300}\
 .s-desired rect{fill:#ececfd;stroke:#4d4dc9}\
@@ -65,7 +65,7 @@ const STYLE: &str = "\
 const ARROWS: &str = "<defs>\
 <marker id=\"arrow\" class=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" \
 markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path d=\"M0 0L10 5L0 10z\"/></marker>\
-<marker id=\"arrow-path\" class=\"arrow path\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" \
+<marker id=\"arrow-path\" class=\"arrow-crit\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" \
 markerWidth=\"5\" markerHeight=\"5\" orient=\"auto\"><path d=\"M0 0L10 5L0 10z\"/></marker>\
 </defs>";
 
@@ -186,6 +186,9 @@ mod tests {
         assert!(!svg.contains("<ClusterMesh>"));
         assert!(svg.contains("aria-label=\"Graph &lt;1&gt;\""), "{svg}");
         assert!(svg.contains("class=\"edge path\""));
+        // Edges end in arrowheads; the drawing is a group of links, not an image.
+        assert!(svg.contains("marker-end=\"url(#arrow-path)\""), "{svg}");
+        assert!(svg.contains("role=\"group\""), "{svg}");
         assert!(svg.contains("class=\"node s-desired blocked path\""));
         // Two columns: margins, one column step, one node.
         assert!(svg.contains("width=\"472\""), "{svg}");
