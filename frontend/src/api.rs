@@ -290,8 +290,9 @@ pub async fn get_overview() -> Result<OverviewPage, ServerFnError> {
     })
 }
 
-/// The catalog list's data for a query.
-#[server(prefix = "/_fn", endpoint = "items")]
+/// The catalog list's data for a query. JSON in: a URL-encoded body of a query with no filter
+/// set is empty, and an empty body does not read back as a `query`.
+#[server(prefix = "/_fn", endpoint = "items", input = leptos::server_fn::codec::Json)]
 pub async fn list_items(query: ListQuery) -> Result<ItemsPage, ServerFnError> {
     let snap = snapshot()?;
     let filter = query.to_filter();

@@ -65,8 +65,11 @@ pub fn App() -> impl IntoView {
             if text.is_empty() { "Mirante".to_string() } else { format!("{text} · Mirante") }
         }/>
         <Router>
+            // Outside the router (`rel="external"`): the browser itself moves to `#main`.
+            <a class="skip-link" href="#main" rel="external">{i18n.tr("skip-to-content")}</a>
             <Header/>
-            <main id="main">
+            <FocusOnNavigate/>
+            <main id="main" tabindex="-1">
                 <Routes fallback=NotFound>
                     <Route path=StaticSegment("") view=OverviewView ssr=SsrMode::Async/>
                     <Route path=StaticSegment("catalog") view=CatalogPage ssr=SsrMode::Async/>
@@ -133,18 +136,99 @@ pub fn App() -> impl IntoView {
     }
 }
 
+/// After a client-side navigation, moves the focus to the new page's main heading, so keyboard
+/// and screen reader users start on the page they opened, not at the top of the document.
+/// Filter changes (the same path, another query) leave the focus where it is.
+#[component]
+fn FocusOnNavigate() -> impl IntoView {
+    #[cfg(feature = "hydrate")]
+    {
+        let location = leptos_router::hooks::use_location();
+        Effect::new(move |prev: Option<()>| {
+            location.pathname.track();
+            if prev.is_some() {
+                focus::heading_after_navigation();
+            } else {
+                focus::remember_heading();
+            }
+        });
+    }
+}
+
+#[cfg(feature = "hydrate")]
+mod focus {
+    use std::{cell::RefCell, time::Duration};
+
+    use leptos::prelude::{document, set_timeout};
+    use wasm_bindgen::JsCast;
+
+    thread_local! {
+        /// The heading on screen before the navigation, to tell the new page's from it.
+        static LAST: RefCell<Option<web_sys::Element>> = const { RefCell::new(None) };
+    }
+
+    fn current() -> Option<web_sys::Element> {
+        document().query_selector("main h1").ok().flatten()
+    }
+
+    pub fn remember_heading() {
+        LAST.with(|l| *l.borrow_mut() = current());
+    }
+
+    /// Waits (up to two seconds) for the new page's heading, which may arrive with its data.
+    pub fn heading_after_navigation() {
+        try_focus(40);
+    }
+
+    fn try_focus(tries: u32) {
+        let heading = current().filter(|h| {
+            let stale = LAST.with(|l| l.borrow().as_ref().is_some_and(|old| old == h));
+            !stale || tries == 0
+        });
+        match heading.and_then(|h| h.dyn_into::<web_sys::HtmlElement>().ok()) {
+            Some(h) => {
+                let _ = h.set_attribute("tabindex", "-1");
+                let _ = h.focus();
+                LAST.with(|l| *l.borrow_mut() = Some(h.into()));
+            }
+            None if tries > 0 => {
+                set_timeout(move || try_focus(tries - 1), Duration::from_millis(50));
+            }
+            None => {}
+        }
+    }
+}
+
 /// The top bar: brand, navigation and the language switch.
 #[component]
 fn Header() -> impl IntoView {
     let i18n = use_i18n();
     let location = leptos_router::hooks::use_location();
     let viewer = Resource::new(|| (), |_| get_viewer());
+    // On a small screen the navigation, the user menu and the language switch fold behind a
+    // Menu button; they close again when the reader goes to another page.
+    let open = RwSignal::new(false);
+    Effect::new(move |_| {
+        location.pathname.track();
+        open.set(false);
+    });
     view! {
         <header class="topbar">
             <a class="brand" href="/">
                 <span class="brand-mark" aria-hidden="true">"◭"</span>
                 "Mirante"
             </a>
+            <button
+                type="button"
+                class="menu-toggle"
+                aria-controls="site-menu"
+                aria-expanded=move || if open.get() { "true" } else { "false" }
+                on:click=move |_| open.update(|o| *o = !*o)
+            >
+                <span aria-hidden="true">"☰"</span>
+                {i18n.tr("menu")}
+            </button>
+            <div id="site-menu" class="site-menu" class:open=move || open.get()>
             <nav class="nav" aria-label=i18n.tr("nav-label")>
                 <A href="/" exact=true>{i18n.tr("nav-overview")}</A>
                 <A href="/catalog">{i18n.tr("nav-catalog")}</A>
@@ -196,6 +280,7 @@ fn Header() -> impl IntoView {
                         }
                     })
                     .collect_view()}
+            </div>
             </div>
         </header>
     }

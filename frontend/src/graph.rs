@@ -49,13 +49,25 @@ const STYLE: &str = "\
 .edge.path{stroke:#c2410c;stroke-width:3}\
 .node rect{stroke-width:1.5;rx:6;ry:6}\
 .node text{font:12px system-ui,-apple-system,'Segoe UI',sans-serif;fill:#111}\
-.node:hover rect,.node:focus rect{stroke-width:3}\
-.s-validated rect{fill:#e5f5ec;stroke:#1f8a4c}\
-.s-declared rect{fill:#fff3dc;stroke:#b76e00}\
-.s-desired rect{fill:#ececfd;stroke:#5b5bd6}\
+.node:hover rect{stroke-width:3}\
+.node:focus{outline:none}\
+.node:focus-visible rect{stroke:#1c2430;stroke-width:4}\
+.arrow path{fill:#9aa3ad}\
+.arrow-crit path{fill:#c2410c}\
+.s-validated rect{fill:#e5f5ec;stroke:#17703d}\
+.s-declared rect{fill:#fff3dc;stroke:#8a5300}\
+.s-desired rect{fill:#ececfd;stroke:#4d4dc9}\
 .blocked rect{stroke-dasharray:5 3}\
 .node.path rect{stroke:#c2410c;stroke-width:3.5}\
 ";
+
+/// Arrowheads at the end of edges: one grey, one for the critical path.
+const ARROWS: &str = "<defs>\
+<marker id=\"arrow\" class=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" \
+markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path d=\"M0 0L10 5L0 10z\"/></marker>\
+<marker id=\"arrow-path\" class=\"arrow-crit\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" \
+markerWidth=\"5\" markerHeight=\"5\" orient=\"auto\"><path d=\"M0 0L10 5L0 10z\"/></marker>\
+</defs>";
 
 /// The drawing's title in `lang`: the whole graph, or the critical path to the item named `to`.
 pub fn title(lang: Lang, to: Option<&str>) -> String {
@@ -78,9 +90,9 @@ pub fn render(graph: &LayeredGraph, title: &str, lang: Lang) -> String {
     // Writing to a String cannot fail.
     let _ = write!(
         s,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"dep-graph\" role=\"img\" \
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"dep-graph\" role=\"group\" \
          width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" \
-         aria-label=\"{}\"><title>{}</title><style>{STYLE}</style>",
+         aria-label=\"{}\"><title>{}</title><style>{STYLE}</style>{ARROWS}",
         attr(title),
         text(title)
     );
@@ -94,8 +106,10 @@ pub fn render(graph: &LayeredGraph, title: &str, lang: Lang) -> String {
         let mid = (x1 + x2) / 2;
         let _ = write!(
             s,
-            "<path class=\"edge{}\" d=\"M{x1} {y1} C{mid} {y1} {mid} {y2} {x2} {y2}\"/>",
-            if e.on_path { " path" } else { "" }
+            "<path class=\"edge{}\" d=\"M{x1} {y1} C{mid} {y1} {mid} {y2} {x2} {y2}\" \
+             marker-end=\"url(#{})\"/>",
+            if e.on_path { " path" } else { "" },
+            if e.on_path { "arrow-path" } else { "arrow" }
         );
     }
     for n in &graph.nodes {
@@ -172,6 +186,9 @@ mod tests {
         assert!(!svg.contains("<ClusterMesh>"));
         assert!(svg.contains("aria-label=\"Graph &lt;1&gt;\""), "{svg}");
         assert!(svg.contains("class=\"edge path\""));
+        // Edges end in arrowheads; the drawing is a group of links, not an image.
+        assert!(svg.contains("marker-end=\"url(#arrow-path)\""), "{svg}");
+        assert!(svg.contains("role=\"group\""), "{svg}");
         assert!(svg.contains("class=\"node s-desired blocked path\""));
         // Two columns: margins, one column step, one node.
         assert!(svg.contains("width=\"472\""), "{svg}");

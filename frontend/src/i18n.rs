@@ -17,6 +17,9 @@ fluent_templates::static_loader! {
     static LOCALES = {
         locales: "./locales",
         fallback_language: "en",
+        // The UI's languages are both left-to-right: Unicode isolation marks around arguments
+        // would only get in the way of copying names and searching the page.
+        customise: |bundle| bundle.set_use_isolating(false),
     };
 }
 

@@ -118,3 +118,105 @@ export async function signIn(context, url, who = 'Ada Admin') {
     await page.close();
   }
 }
+
+/**
+ * Watches a page for what a reader would call broken: console errors, uncaught exceptions,
+ * Leptos' warnings about signals read outside a reactive context, and any `/_fn/` server
+ * function answering 4xx or 5xx. Also counts requests in flight, for `settle`.
+ */
+export function watchPortal(page) {
+  const errors = [];
+  let inFlight = 0;
+  let lastChange = Date.now();
+  const bump = (d) => {
+    inFlight += d;
+    lastChange = Date.now();
+  };
+  page.on('console', (msg) => {
+    const text = msg.text();
+    if (msg.type() === 'error') errors.push(`console error on ${page.url()}: ${text}`);
+    else if (/reactive tracking context|outside a reactive/i.test(text)) {
+      errors.push(`leptos warning on ${page.url()}: ${text.split('\n').slice(0, 3).join(' ')}`);
+    }
+  });
+  page.on('pageerror', (err) => errors.push(`pageerror on ${page.url()}: ${err.message}`));
+  page.on('request', () => bump(1));
+  page.on('requestfinished', () => bump(-1));
+  page.on('requestfailed', (req) => {
+    bump(-1);
+    errors.push(`requestfailed: ${req.url()} ${req.failure()?.errorText}`);
+  });
+  page.on('response', async (res) => {
+    if (new URL(res.url()).pathname.startsWith('/_fn/') && res.status() >= 400) {
+      const body = await res.text().catch(() => '');
+      errors.push(`${res.status()} from ${res.url()} on ${page.url()}: ${body.slice(0, 200)}`);
+    }
+  });
+  return {
+    errors,
+    /** Resolves once no request has been in flight for `quietMs`. */
+    async settle(quietMs = 250, timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (Date.now() < deadline) {
+        if (inFlight <= 0 && Date.now() - lastChange >= quietMs) return;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error(`${page.url()} kept loading for ${timeoutMs} ms`);
+    },
+  };
+}
+
+/** The problems an error box on the page shows, as text; empty when there is none. */
+export async function errorBoxes(page) {
+  return page.locator('.error-box').allInnerTexts();
+}
+
+/**
+ * Addresses of pages with an id in them, found by reading the portal as a person would: an
+ * item and a layer from the catalog, the GPU workspace form and its preview, and a request a
+ * researcher submits from that preview. `context` must be signed in as a researcher.
+ */
+export async function discoverPages(context, url) {
+  const found = {};
+  const page = await context.newPage();
+  try {
+    await page.goto(`${url}/catalog`, { waitUntil: 'load' });
+    found.item = await page.locator('table.items a.item-name').first().getAttribute('href');
+    // An admin's change preview needs a change: another state than the item's.
+    const state = await page.locator('table.items tbody tr').first().locator('.badge[class*="state-"]').getAttribute('class');
+    found.change = `${found.item}/change?state=${/state-desired/.test(state) ? 'declared' : 'desired'}&reason=A+look+at+the+preview`;
+    found.layer = await page.locator('table.items td a[href^="/layers/"]').first().getAttribute('href');
+    await page.goto(`${url}/self-service`, { waitUntil: 'load' });
+    found.template = await page.locator('[data-template="gpu-workspace"] h2 a').getAttribute('href');
+    found.preview = `${found.template}/preview?name=nav&cluster=gpu-sp-01&gpus=1`;
+    await page.goto(`${url}${found.preview}`, { waitUntil: 'load' });
+    await waitForHydration(page);
+    await page.locator('form.submit-bar button[type="submit"]').click();
+    await page.waitForURL(/\/requests\/\d+$/);
+    found.request = new URL(page.url()).pathname;
+  } finally {
+    await page.close();
+  }
+  return found;
+}
+
+/** Every page of the web UI `role` (`researcher` or `admin`) may open, given `discoverPages`. */
+export function pagesFor(role, found) {
+  const pages = [
+    '/',
+    '/catalog',
+    found.layer,
+    found.item,
+    '/sites',
+    '/decisions',
+    '/roadmap',
+    '/roadmap/graph',
+    '/self-service',
+    found.template,
+    found.preview,
+    '/requests',
+    found.request,
+  ];
+  if (role === 'admin') pages.push('/findings', '/admin/templates', found.change);
+  return pages;
+}

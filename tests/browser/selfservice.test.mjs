@@ -115,6 +115,18 @@ test('a researcher requests a 1-GPU workspace and a PostgreSQL database through 
   await page.screenshot({ path: `${SHOTS}selfservice-preview.png`, fullPage: true });
   requests.gpu = await submit(page);
   assert.equal(await stateOf(page), 'awaiting_approval');
+  // The values carry the template's titles, not its parameter names.
+  const labels = await page.locator('.values dt').evaluateAll((dts) => dts.map((dt) => [dt.dataset.name, dt.textContent]));
+  assert.ok(labels.length >= 3, `values: ${labels}`);
+  for (const [name, label] of labels) assert.notEqual(label, name, `${name} is shown by its title`);
+  assert.equal(await page.locator('main h1').innerText(), 'GPU workspace');
+  // The request page says what happens next, in the reader's language.
+  assert.match(await page.locator('.next-step').innerText(), /an admin reviews/i);
+  await page.locator('.lang-switch a[lang="pt-BR"]').click();
+  await page.waitForFunction(() => /um admin revisa/i.test(document.querySelector('.next-step')?.textContent ?? ''));
+  assert.equal(await page.locator('main h1').innerText(), 'Workspace com GPU');
+  await page.locator('.lang-switch a[lang="en"]').click();
+  await page.waitForFunction(() => /an admin reviews/i.test(document.querySelector('.next-step')?.textContent ?? ''));
 
   previews.pg = await fillAndPreview(page, 'postgres-cnpg', {
     name: 'appdb',
@@ -146,6 +158,10 @@ test('more GPUs than the cluster has is refused next to the field, in the browse
   await page.waitForFunction(() => document.querySelector('[data-field="gpus"] .field-error')?.textContent);
   assert.match(await error.innerText(), /gpu-sp-01.*1/);
   assert.match(page.url(), /\/self-service\/gpu-workspace$/, 'the form stays on screen');
+  // The focus moves to the first refused field, where its error is.
+  assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('name')), 'gpus');
+  // The field's own bounds follow the chosen cluster (one GPU on gpu-sp-01).
+  assert.equal(await page.locator('[name="gpus"]').getAttribute('max'), '1');
 
   // The server is the authority: the same values sent without the browser's check.
   const res = await page.goto(
@@ -194,11 +210,20 @@ test('an admin approves both; the worker opens two branches holding exactly the 
   await page.close();
 });
 
-test('the admin merges one request in the portal and its page shows merged', async () => {
+test('the admin merges one request after a confirmation that names what is merged', async () => {
   const page = await ada.context.newPage();
   const errors = watchErrors(page);
   await page.goto(`${portal.url}/requests/${requests.gpu}`, { waitUntil: 'load' });
   await waitForHydration(page);
+  assert.match(await page.locator('.next-step').innerText(), /merge/i, 'the page says the merge is next');
+  // One click does not merge: it opens the confirmation.
+  assert.equal(await page.locator('button.merge').isVisible(), false);
+  await page.locator('summary.merge-open').click();
+  const what = await page.locator('.merge-what').innerText();
+  assert.match(what, /mirante\/\d+-/, `the branch is named: ${what}`);
+  assert.match(what, /clusters\/gpu-sp-01\/workspaces\/nlp/, `the target is named: ${what}`);
+  const listed = await page.locator('.merge-files code').allInnerTexts();
+  assert.deepEqual(listed.sort(), Object.keys(previews.gpu).sort(), 'every file to be merged is listed');
   await page.locator('button.merge').click();
   await page.waitForFunction(() => document.querySelector('.request-state [data-state]')?.dataset.state === 'merged');
   const timeline = await page.locator('.timeline li').evaluateAll((lis) => lis.map((li) => li.dataset.state));
@@ -206,6 +231,7 @@ test('the admin merges one request in the portal and its page shows merged', asy
   assert.ok(timeline.includes('approved'), `timeline: ${timeline}`);
   const files = git('ls-tree', '-r', '--name-only', 'main').split('\n');
   for (const path of Object.keys(previews.gpu)) assert.ok(files.includes(path), `${path} on main`);
+  await page.waitForFunction(() => /main branch|branch principal/.test(document.querySelector('.next-step')?.textContent ?? ''));
   await page.screenshot({ path: `${SHOTS}selfservice-merged.png`, fullPage: true });
   assert.deepEqual(errors, []);
   await page.close();

@@ -5,6 +5,8 @@ nav-overview = Overview
 nav-catalog = Catalog
 nav-decisions = Decisions
 lang-label = Language
+skip-to-content = Skip to content
+menu = Menu
 footer-text = Mirante reads the catalog from the devops monorepo; change it there, through a pull request.
 
 loading = Loading…
@@ -122,6 +124,7 @@ principles-title = Principles
 
 ## Sign-in, profile and message pages (server-rendered)
 auth-sign-in = Sign in
+auth-intro = Mirante is the platform team’s catalogue and self-service portal: what the platform offers at each site and in what state, what is decided and what comes next, and the forms that turn a request for a GPU workspace or a database into a reviewed pull request.
 auth-continue = Continue
 auth-detail = Details:
 auth-dev-banner = Development sign-in: no identity provider is configured (MIRANTE_OIDC_ISSUER is unset). Anyone who can reach this page can sign in as any demo user.
@@ -348,6 +351,23 @@ req-branch = Branch
 req-pull-request = Pull request
 req-no-pr = Not opened yet
 req-values = Values
+req-no-pr-rejected = None: the request was rejected
+req-merge-open = Merge…
+req-merge-confirm = Confirm the merge
+req-merge-what = This merges branch { $branch } into the monorepo's main branch: { $count ->
+    [one] one file
+   *[other] { $count } files
+} under { $target }. The portal cannot undo it.
+req-next-heading = What happens next:
+req-next-submitted = the portal checks the request and sends it for approval or straight to a pull request.
+req-next-awaiting_approval = an admin reviews the request and approves or rejects it. You see their decision here, with their comment.
+req-next-approved = the portal opens a branch and a pull request with exactly the files shown below, in a few seconds.
+req-next-proposing = the branch and pull request are being opened; this page shows the pull request when it is there.
+req-next-proposed = the pull request waits for its merge; once merged, Argo CD applies the files to the cluster.
+req-next-merged = nothing: the files are on the main branch and Argo CD applies them. To change them, make a new request.
+req-next-rejected = nothing: no branch was opened. Read the comment above, then make a new request if it still makes sense.
+req-next-closed = nothing: the pull request was closed without a merge. Make a new request to try again.
+req-next-failed = an admin looks at the error above; the portal retries what it can. Make a new request if it stays failed.
 
 ## Live evidence checks (probes and Argo CD)
 finding-probe-failing = Probe of { $url } fails: { $reason }
@@ -380,7 +400,7 @@ dash-approvals-summary = { $count ->
     [one] One request awaits a decision.
    *[other] { $count } requests await a decision.
 }
-dash-approvals-by = { $template } by { $author }
+dash-approvals-by = { $target } by { $author }
 dash-approvals-link = Requests awaiting approval →
 dash-changes = Recent state changes
 dash-changes-unavailable = History not available: the catalog is not read from the monorepo's git history.

@@ -5,6 +5,8 @@ nav-overview = Visão geral
 nav-catalog = Catálogo
 nav-decisions = Decisões
 lang-label = Idioma
+skip-to-content = Pular para o conteúdo
+menu = Menu
 footer-text = O Mirante lê o catálogo do monorepo devops; mude-o lá, por pull request.
 
 loading = Carregando…
@@ -122,6 +124,7 @@ principles-title = Princípios
 
 ## Entrada, perfil e páginas de mensagem (geradas no servidor)
 auth-sign-in = Entrar
+auth-intro = O Mirante é o catálogo e o portal de autosserviço do time de plataforma: o que a plataforma oferece em cada site e em que estado, o que está decidido e o que vem a seguir, e os formulários que transformam o pedido de um workspace com GPU ou de um banco de dados em um pull request revisado.
 auth-continue = Continuar
 auth-detail = Detalhes:
 auth-dev-banner = Entrada de desenvolvimento: nenhum provedor de identidade está configurado (MIRANTE_OIDC_ISSUER não está definido). Quem alcança esta página pode entrar como qualquer usuário de demonstração.
@@ -348,6 +351,23 @@ req-branch = Branch
 req-pull-request = Pull request
 req-no-pr = Ainda não aberto
 req-values = Valores
+req-no-pr-rejected = Nenhum: o pedido foi rejeitado
+req-merge-open = Mesclar…
+req-merge-confirm = Confirmar o merge
+req-merge-what = Isto mescla o branch { $branch } no branch principal do monorepo: { $count ->
+    [one] um arquivo
+   *[other] { $count } arquivos
+} em { $target }. O portal não desfaz isso.
+req-next-heading = O que acontece agora:
+req-next-submitted = o portal confere o pedido e o envia para aprovação ou direto para um pull request.
+req-next-awaiting_approval = um admin revisa o pedido e o aprova ou rejeita. A decisão aparece aqui, com o comentário.
+req-next-approved = o portal abre um branch e um pull request com exatamente os arquivos abaixo, em alguns segundos.
+req-next-proposing = o branch e o pull request estão sendo abertos; esta página mostra o pull request quando ele existir.
+req-next-proposed = o pull request aguarda o merge; depois dele, o Argo CD aplica os arquivos no cluster.
+req-next-merged = nada: os arquivos estão no branch principal e o Argo CD os aplica. Para mudá-los, faça um novo pedido.
+req-next-rejected = nada: nenhum branch foi aberto. Leia o comentário acima e faça um novo pedido se ainda fizer sentido.
+req-next-closed = nada: o pull request foi fechado sem merge. Faça um novo pedido para tentar de novo.
+req-next-failed = um admin verifica o erro acima; o portal tenta de novo o que puder. Faça um novo pedido se continuar com falha.
 
 ## Live evidence checks (probes and Argo CD)
 finding-probe-failing = A sonda de { $url } falha: { $reason }
@@ -380,7 +400,7 @@ dash-approvals-summary = { $count ->
     [one] Um pedido aguarda decisão.
    *[other] { $count } pedidos aguardam decisão.
 }
-dash-approvals-by = { $template } por { $author }
+dash-approvals-by = { $target } por { $author }
 dash-approvals-link = Pedidos aguardando aprovação →
 dash-changes = Mudanças de estado recentes
 dash-changes-unavailable = Histórico indisponível: o catálogo não é lido do histórico git do monorepo.

@@ -179,6 +179,18 @@ pub struct RequestView {
     pub csrf_token: String,
 }
 
+/// A request's page: the request, and its template's words (title and parameter titles in both
+/// languages) when the viewer may still see the template.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestPageData {
+    /// The request.
+    pub request: RequestView,
+    /// The template's title.
+    pub title: Option<Localized>,
+    /// Each parameter's title, by name.
+    pub labels: Vec<(String, Localized)>,
+}
+
 /// Why a self-service operation did not happen, as the server's layer says.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum SsError {
@@ -442,13 +454,28 @@ pub async fn list_requests(state: Option<String>) -> Result<RequestsPage, Server
 
 /// A request's page; `None` when there is no such request for the viewer.
 #[server(prefix = "/_fn", endpoint = "request")]
-pub async fn get_request(id: i64) -> Result<Option<RequestView>, ServerFnError> {
+pub async fn get_request(id: i64) -> Result<Option<RequestPageData>, ServerFnError> {
     let (service, parts) = service()?;
     match service.request(&parts, id).await {
-        Ok(r) => Ok(Some(RequestView {
-            csrf_token: csrf(&parts),
-            ..r
-        })),
+        Ok(r) => {
+            let form = service.template(&parts, &r.row.template).await.ok();
+            Ok(Some(RequestPageData {
+                title: form.as_ref().map(|f| f.card.title.clone()),
+                labels: form
+                    .map(|f| {
+                        f.manifest
+                            .parameters
+                            .into_iter()
+                            .map(|p| (p.name, p.title))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                request: RequestView {
+                    csrf_token: csrf(&parts),
+                    ..r
+                },
+            }))
+        }
         Err(SsError::NotFound) => Ok(None),
         Err(e) => Err(e.into()),
     }

@@ -272,19 +272,19 @@ fn DashboardView(page: DashboardPage) -> impl IntoView {
                                     {approvals
                                         .iter()
                                         .map(|r| {
-                                            let template = r.template_title.clone();
+                                            let target = r.target.clone();
                                             let author = r.author_name.clone();
                                             view! {
                                                 <li>
                                                     <RequestStateBadge state=r.state/>
                                                     " "
-                                                    <a href=format!("/requests/{}", r.id)>{format!("#{} {}", r.id, r.target)}</a>
+                                                    <a href=format!("/requests/{}", r.id)>{format!("#{} {}", r.id, r.template_title)}</a>
                                                     <span class="dash-sub">
                                                         {move || t_args(
                                                             i18n.lang(),
                                                             "dash-approvals-by",
                                                             &[
-                                                                ("template", FluentValue::from(template.clone())),
+                                                                ("target", FluentValue::from(target.clone())),
                                                                 ("author", FluentValue::from(author.clone())),
                                                             ],
                                                         )}

@@ -120,7 +120,8 @@ pub fn BurnupSection() -> impl IntoView {
                                 view! { <p class="muted">{i18n.tr("burnup-empty")}</p> }.into_any()
                             }
                             None => {
-                                let svg = burnup_svg(&page.series, i18n.lang());
+                                let series = page.series.clone();
+                                let svg = move || burnup_svg(&series, i18n.lang());
                                 view! {
                                     <div class="burnup-wrap" inner_html=svg></div>
                                     <ul class="legend burnup-legend">

@@ -21,7 +21,7 @@ use crate::{
         selfservice::Refusal,
     },
     components::{LoadError, Loading, NotFound},
-    i18n::{I18n, t, use_i18n},
+    i18n::{Lang, t, use_i18n},
     pages::selfservice::{DiffLines, field_error_text, query_pairs},
 };
 
@@ -44,9 +44,8 @@ fn qualifier_key(q: Option<Qualifier>) -> &'static str {
     }
 }
 
-/// An evidence entry in one line: its kind's label and what it says.
-fn evidence_line(i18n: I18n, e: &Evidence) -> (String, String) {
-    let lang = i18n.lang();
+/// An evidence entry in one line: its kind's label in `lang` and what it says.
+fn evidence_line(lang: Lang, e: &Evidence) -> (String, String) {
     match e {
         Evidence::Reference { text, url } => (
             t(lang, "evidence-reference"),
@@ -128,14 +127,18 @@ fn ChangeForm(
         .filter_map(|(_, v)| v.parse().ok())
         .collect();
     let value = |name: &str| field(&fields, name).unwrap_or_default().to_owned();
-    let messages: Vec<String> = errors
+    // Each message in the reader's language, read in the view so it follows the switch.
+    let messages: Vec<_> = errors
         .iter()
         .map(|e| {
-            let text = field_error_text(i18n.lang(), e);
-            if e.field.is_empty() || e.field == "catalog" {
-                text
-            } else {
-                format!("{}: {text}", e.field)
+            let e = e.clone();
+            move || {
+                let text = field_error_text(i18n.lang(), &e);
+                if e.field.is_empty() || e.field == "catalog" {
+                    text
+                } else {
+                    format!("{}: {text}", e.field)
+                }
             }
         })
         .collect();
@@ -189,7 +192,9 @@ fn ChangeForm(
                         .iter()
                         .enumerate()
                         .map(|(i, e)| {
-                            let (kind, text) = evidence_line(i18n, e);
+                            let text = evidence_line(Lang::En, e).1;
+                            let entry = e.clone();
+                            let kind = move || evidence_line(i18n.lang(), &entry).0;
                             view! {
                                 <li>
                                     <label>
@@ -337,9 +342,13 @@ fn ChangeSummary(change: CatalogChangeView, reason: String) -> impl IntoView {
         .filter(|e| !to.evidence.contains(e))
         .cloned()
         .collect();
+    // Read in the view, so the kind's label follows the language switch.
     let line = move |e: &Evidence| {
-        let (kind, text) = evidence_line(i18n, e);
-        format!("{kind}: {text}")
+        let e = e.clone();
+        move || {
+            let (kind, text) = evidence_line(i18n.lang(), &e);
+            format!("{kind}: {text}")
+        }
     };
     view! {
         <section class="preview card">

@@ -10,12 +10,27 @@ use serde_json::Value;
 
 use crate::{
     api::selfservice::{
-        ApproveRequest, MergeRequest, RejectRequest, RequestView, get_request, list_requests,
+        ApproveRequest, MergeRequest, RejectRequest, RequestPageData, get_request, list_requests,
     },
     components::{LoadError, Loading, NotFound},
     i18n::{t, t_args, use_i18n},
     pages::selfservice::{RequestStateBadge, request_state_key, short_time},
 };
+
+/// Translation key of what happens next to a request in state `s`.
+fn next_step_key(s: RequestState) -> &'static str {
+    match s {
+        RequestState::Submitted => "req-next-submitted",
+        RequestState::AwaitingApproval => "req-next-awaiting_approval",
+        RequestState::Approved => "req-next-approved",
+        RequestState::Rejected => "req-next-rejected",
+        RequestState::Proposing => "req-next-proposing",
+        RequestState::Proposed => "req-next-proposed",
+        RequestState::Merged => "req-next-merged",
+        RequestState::Closed => "req-next-closed",
+        RequestState::Failed => "req-next-failed",
+    }
+}
 
 /// The requests page.
 #[component]
@@ -177,8 +192,8 @@ pub fn RequestPage() -> impl IntoView {
                 match data.await {
                     Err(e) => view! { <LoadError message=e.to_string()/> }.into_any(),
                     Ok(None) => view! { <NotFound/> }.into_any(),
-                    Ok(Some(r)) => view! {
-                        <RequestBody r approve reject merge/>
+                    Ok(Some(data)) => view! {
+                        <RequestBody data approve reject merge/>
                         {move || refused().map(|m| view! { <div class="error-box" role="alert">{m}</div> })}
                     }
                         .into_any(),
@@ -193,16 +208,30 @@ pub fn RequestPage() -> impl IntoView {
 
 #[component]
 fn RequestBody(
-    r: RequestView,
+    data: RequestPageData,
     approve: ServerAction<ApproveRequest>,
     reject: ServerAction<RejectRequest>,
     merge: ServerAction<MergeRequest>,
 ) -> impl IntoView {
     let i18n = use_i18n();
+    let RequestPageData {
+        request: r,
+        title,
+        labels,
+    } = data;
     let row = r.row.clone();
+    // The template's own words in the reader's language; what the request stored otherwise.
+    let fallback_title = row.template_title.clone();
+    let heading = move || match &title {
+        Some(t) => t.get(i18n.lang().tag()).to_owned(),
+        None => fallback_title.clone(),
+    };
     let id = row.id;
     let csrf = r.csrf_token.clone();
     let file_count = r.files.len();
+    let state = row.state;
+    let paths: Vec<String> = r.files.iter().map(|f| f.path.clone()).collect();
+    let (branch, target) = (r.branch.clone(), row.target.clone());
     view! {
         <nav class="crumbs">
             <a href="/requests">{i18n.tr("nav-requests")}</a>
@@ -211,11 +240,16 @@ fn RequestBody(
         </nav>
         <header class="page-head">
             <span class="kicker">{format!("#{id} · ")}<code>{row.template.clone()}</code></span>
-            <h1>{row.template_title.clone()}</h1>
+            <h1>{heading}</h1>
             <div class="state-line request-state">
                 <RequestStateBadge state=row.state/>
             </div>
         </header>
+        <p class="callout next-step" data-state=row.state.as_str()>
+            <strong>{i18n.tr("req-next-heading")}</strong>
+            " "
+            {move || t(i18n.lang(), next_step_key(state))}
+        </p>
         {r
             .last_error
             .clone()
@@ -257,14 +291,38 @@ fn RequestBody(
         {r.can_merge
             .then(|| {
                 let csrf = csrf.clone();
+                let what = move || {
+                    t_args(
+                        i18n.lang(),
+                        "req-merge-what",
+                        &[
+                            ("count", file_count.into()),
+                            ("branch", branch.clone().into()),
+                            ("target", target.clone().into()),
+                        ],
+                    )
+                };
+                // Merging asks first: the confirmation says what goes into the main branch.
                 view! {
                     <section class="card decide" aria-label=i18n.tr("req-merge")>
-                        <ActionForm action=merge attr:class="merge-form">
-                            <input type="hidden" name="id" value=id/>
-                            <input type="hidden" name="csrf_token" value=csrf/>
-                            <p>{i18n.tr("req-merge-help")}</p>
-                            <button type="submit" class="button primary merge">{i18n.tr("req-merge")}</button>
-                        </ActionForm>
+                        <p>{i18n.tr("req-merge-help")}</p>
+                        <details class="merge-confirm">
+                            <summary class="button primary merge-open">{i18n.tr("req-merge-open")}</summary>
+                            <ActionForm action=merge attr:class="merge-form">
+                                <input type="hidden" name="id" value=id/>
+                                <input type="hidden" name="csrf_token" value=csrf/>
+                                <p class="merge-what">{what}</p>
+                                <ul class="merge-files">
+                                    {paths
+                                        .iter()
+                                        .map(|p| view! { <li><code>{p.clone()}</code></li> })
+                                        .collect_view()}
+                                </ul>
+                                <button type="submit" class="button primary merge">
+                                    {i18n.tr("req-merge-confirm")}
+                                </button>
+                            </ActionForm>
+                        </details>
                     </section>
                 }
             })}
@@ -318,6 +376,9 @@ fn RequestBody(
                         {match (row.pr_number, row.pr_url.clone()) {
                             (Some(n), Some(url)) => view! { <a href=url rel="external">{format!("#{n}")}</a> }.into_any(),
                             (Some(n), None) => view! { <span>{format!("#{n}")}</span> }.into_any(),
+                            _ if state == RequestState::Rejected => {
+                                view! { <span class="muted">{i18n.tr("req-no-pr-rejected")}</span> }.into_any()
+                            }
                             _ => view! { <span class="muted">{i18n.tr("req-no-pr")}</span> }.into_any(),
                         }}
                     </dd>
@@ -338,8 +399,14 @@ fn RequestBody(
                                     .join(", "),
                                 other => other.to_string(),
                             };
+                            let label = labels.iter().find(|(n, _)| n == k).map(|(_, l)| l.clone());
+                            let key = k.clone();
+                            let dt = move || match &label {
+                                Some(l) => l.get(i18n.lang().tag()).to_owned(),
+                                None => key.clone(),
+                            };
                             view! {
-                                <dt>{k.clone()}</dt>
+                                <dt data-name=k.clone()>{dt}</dt>
                                 <dd data-value=k.clone()>{text}</dd>
                             }
                         })

@@ -384,10 +384,15 @@ pub fn ParameterForm(
                 NavigateOptions::default(),
             );
         } else if let Some(first) = errors.get_untracked().first() {
-            // Bring the first refused field into view.
-            let _ = document()
-                .get_element_by_id(&format!("f-{}", first.field))
-                .map(|el| el.scroll_into_view());
+            // Move to the first refused field, so its error is read out and it can be fixed.
+            if let Some(el) = document().get_element_by_id(&format!("f-{}", first.field)) {
+                el.scroll_into_view();
+                if let Ok(el) =
+                    leptos::wasm_bindgen::JsCast::dyn_into::<leptos::web_sys::HtmlElement>(el)
+                {
+                    let _ = el.focus();
+                }
+            }
         }
     };
     let unplaced = move || {

@@ -1,0 +1,125 @@
+// Every top-navigation link and every breadcrumb, clicked from every page, as a researcher and
+// as an admin: each click lands on a page that shows no error box, no server function answers
+// 4xx/5xx and the console stays free of errors and Leptos warnings.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  startPortal,
+  launchBrowser,
+  waitForHydration,
+  signIn,
+  watchPortal,
+  errorBoxes,
+  discoverPages,
+  pagesFor,
+} from './portal.mjs';
+
+let portal;
+const browsers = {};
+/** Pages with an id in their address, found by reading the portal as a person would. */
+const found = {};
+
+before(async () => {
+  portal = await startPortal();
+  browsers.researcher = await launchBrowser();
+  browsers.admin = await launchBrowser();
+  await signIn(browsers.researcher.context, portal.url, 'Rui Researcher');
+  await signIn(browsers.admin.context, portal.url, 'Ada Admin');
+
+  Object.assign(found, await discoverPages(browsers.researcher.context, portal.url));
+});
+
+after(async () => {
+  for (const b of Object.values(browsers)) await b?.close();
+  await portal?.stop();
+});
+
+/** The header's links (brand and navigation) and the page's breadcrumbs, in page order. */
+const LINKS = 'header.topbar a.brand, header.topbar nav a, nav.crumbs a';
+
+async function clickThrough(role) {
+  const page = await browsers[role].context.newPage();
+  const watch = watchPortal(page);
+  const problems = [];
+  let clicks = 0;
+  for (const from of pagesFor(role, found)) {
+    const res = await page.goto(`${portal.url}${from}`, { waitUntil: 'load' });
+    assert.ok(res.ok(), `${from} answered ${res.status()}`);
+    await waitForHydration(page);
+    await watch.settle();
+    const hrefs = await page.locator(LINKS).evaluateAll((els) => els.map((a) => a.getAttribute('href')));
+    assert.ok(hrefs.length >= 6, `${from}: only ${hrefs.length} links in the header`);
+    for (let i = 0; i < hrefs.length; i += 1) {
+      const before = watch.errors.length;
+      await page.locator(LINKS).nth(i).click();
+      await page.waitForURL(`${portal.url}${hrefs[i]}`, { waitUntil: 'commit' });
+      await watch.settle();
+      clicks += 1;
+      const boxes = await errorBoxes(page);
+      const heading = await page.locator('main h1').count();
+      const fresh = watch.errors.splice(before);
+      if (boxes.length || !heading || fresh.length) {
+        problems.push(
+          `${from} → ${hrefs[i]}: ${[...boxes.map((b) => `error box: ${b}`), ...(heading ? [] : ['no heading']), ...fresh].join('; ')}`,
+        );
+      }
+      // Back to the page under test the way a reader goes back (a link to the page itself
+      // may leave no history entry: then it is loaded again).
+      if (hrefs[i] === from) {
+        await page.goto(`${portal.url}${from}`, { waitUntil: 'load' });
+        await waitForHydration(page);
+      } else {
+        await page.goBack({ waitUntil: 'commit' });
+        await page.waitForURL(`${portal.url}${from}`, { waitUntil: 'commit' });
+      }
+      await watch.settle();
+      const back = watch.errors.splice(before);
+      if (back.length) problems.push(`${hrefs[i]} → back to ${from}: ${back.join('; ')}`);
+    }
+  }
+  await page.close();
+  assert.ok(clicks > 50, `only ${clicks} clicks`);
+  assert.deepEqual(problems, [], `${problems.length} of ${clicks} clicks went wrong`);
+}
+
+test('every header link and breadcrumb works from every page for a researcher', async () => {
+  await clickThrough('researcher');
+});
+
+test('every header link and breadcrumb works from every page for an admin', async () => {
+  await clickThrough('admin');
+});
+
+test('at 390 px the header folds behind a Menu button and scrolls away with the page', async () => {
+  const phone = await launchBrowser({ viewport: { width: 390, height: 844 } });
+  try {
+    await signIn(phone.context, portal.url, 'Rui Researcher');
+    const page = await phone.context.newPage();
+    const watch = watchPortal(page);
+    await page.goto(`${portal.url}/catalog`, { waitUntil: 'load' });
+    await waitForHydration(page);
+    const header = await page.locator('header.topbar').boundingBox();
+    assert.ok(header.height < 70, `the folded header is ${header.height} px tall`);
+    assert.equal(await page.locator('header.topbar nav').isVisible(), false, 'the navigation is folded');
+    assert.equal(await page.locator('header.topbar').evaluate((h) => getComputedStyle(h).position), 'static');
+    // The results start on the first screen: the filters do not fill it.
+    const count = await page.locator('.result-count').boundingBox();
+    assert.ok(count.y < 844, `the result count starts at ${count.y} px`);
+
+    const toggle = page.locator('button.menu-toggle');
+    assert.equal(await toggle.getAttribute('aria-expanded'), 'false');
+    await toggle.click();
+    assert.equal(await toggle.getAttribute('aria-expanded'), 'true');
+    await page.locator('header.topbar nav a[href="/sites"]').click();
+    await page.waitForURL(`${portal.url}/sites`, { waitUntil: 'commit' });
+    await watch.settle();
+    // Going to another page folds the menu again.
+    assert.equal(await toggle.getAttribute('aria-expanded'), 'false');
+    assert.equal(await page.locator('header.topbar nav').isVisible(), false);
+    assert.deepEqual(watch.errors, []);
+    await page.close();
+  } finally {
+    await phone.close();
+  }
+});
