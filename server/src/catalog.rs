@@ -23,8 +23,8 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
+    adapters::git::history::HistoryCache,
     db::{Db, NewAuditEntry, NewSnapshot},
-    history::HistoryCache,
 };
 
 /// The demo catalog, built into the binary so that it runs anywhere with no files beside it.
@@ -85,17 +85,15 @@ impl CatalogSource {
             CatalogSource::Embedded => Ok((load::load_bytes(embedded_files())?, None)),
             CatalogSource::Dir { path } => Ok((load::load_dir(path)?, None)),
             CatalogSource::Git { repo, branch, dir } => {
-                let (commit, files) = crate::selfservice::forge::local::read_dir_at(
-                    repo, branch, dir,
-                )
-                .map_err(|e| {
-                    Diagnostics(vec![mirante_domain::Diagnostic::new(
-                        format!("{}#{branch}:{dir}", repo.display()),
-                        0,
-                        0,
-                        format!("cannot read the catalog from the monorepo: {e}"),
-                    )])
-                })?;
+                let (commit, files) = crate::adapters::git::read_dir_at(repo, branch, dir)
+                    .map_err(|e| {
+                        Diagnostics(vec![mirante_domain::Diagnostic::new(
+                            format!("{}#{branch}:{dir}", repo.display()),
+                            0,
+                            0,
+                            format!("cannot read the catalog from the monorepo: {e}"),
+                        )])
+                    })?;
                 let files = files
                     .into_iter()
                     .filter(|(path, _)| load::is_catalog_path(path))

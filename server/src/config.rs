@@ -465,14 +465,14 @@ impl Config {
             )));
         }
         let catalog = self.monorepo_catalog.trim_end_matches('/');
-        if catalog.is_empty() || !crate::selfservice::forge::local::is_safe_path(catalog) {
+        if catalog.is_empty() || !mirante_domain::monorepo::is_safe_path(catalog) {
             return Err(ConfigError::Forge(format!(
                 "MIRANTE_MONOREPO_CATALOG `{}` is not a folder inside the monorepo",
                 self.monorepo_catalog
             )));
         }
         let folder = self.monorepo_templates.trim_end_matches('/');
-        if !folder.is_empty() && !crate::selfservice::forge::local::is_safe_path(folder) {
+        if !folder.is_empty() && !mirante_domain::monorepo::is_safe_path(folder) {
             return Err(ConfigError::Forge(format!(
                 "MIRANTE_MONOREPO_TEMPLATES `{}` is not a folder inside the monorepo",
                 self.monorepo_templates

@@ -3,8 +3,6 @@
 //! repository's tree at the catalog's own commit when the catalog is read from git, else the
 //! checkout `MIRANTE_IAC_ROOT` names, if any.
 
-pub mod git;
-
 use std::path::PathBuf;
 
 use chrono::{NaiveDate, Utc};
@@ -13,7 +11,7 @@ use mirante_domain::{
     lint::{self, DirMonorepo, Finding, LintOptions, LiveFailure},
 };
 
-use crate::{catalog::CatalogSource, config::Config};
+use crate::{adapters::git::lookup as git, catalog::CatalogSource, config::Config};
 
 /// Where IaC references are looked up.
 #[derive(Debug, Clone, PartialEq, Eq)]

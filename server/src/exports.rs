@@ -23,9 +23,8 @@ use mirante_domain::{
 use serde::Deserialize;
 
 use mirante_frontend::{
-    components::{priority_key, qualifier_key, state_key},
+    components::{priority_key, qualifier_key, state_key, status_key},
     i18n::{FluentValue, Lang, from_headers, t, t_args},
-    pages::roadmap::status_key,
 };
 
 use crate::state::AppState;

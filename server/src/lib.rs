@@ -1,6 +1,7 @@
 //! Mirante's server: the JSON API, the host of the web UI, catalog ingestion, storage and
 //! the command line, as a library so that tests can start the real thing on port 0.
 
+pub mod adapters;
 pub mod api;
 pub mod auth;
 pub mod catalog;
@@ -9,7 +10,6 @@ pub mod config;
 pub mod db;
 pub mod evidence;
 pub mod exports;
-pub mod history;
 pub mod middleware;
 pub mod probes;
 pub mod selfservice;

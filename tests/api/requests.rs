@@ -475,7 +475,7 @@ on_both_databases! {
     async fn merging_a_catalog_change_reloads_the_catalog_from_the_monorepo(backend: Backend) {
         let app = spawn_app_with(backend, CatalogSetup::Embedded).await;
         let before = app.get_json("/api/v1/catalog", 200).await;
-        let (commit, _) = mirante::selfservice::forge::local::read_dir_at(
+        let (commit, _) = mirante::adapters::git::read_dir_at(
             &app.data_dir.join("monorepo"),
             "main",
             "catalog",

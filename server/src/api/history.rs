@@ -1,5 +1,5 @@
 //! `GET /api/v1/items/{id}/history` and `GET /api/v1/roadmap/burnup`: the catalog's history
-//! from the monorepo's git history (see [`crate::history`]).
+//! from the monorepo's git history (see [`crate::adapters::git::history`]).
 //!
 //! A catalog read from a directory or built in has no history: both routes answer 200 with
 //! `available: false` and the reason, so clients need no special case for an error.

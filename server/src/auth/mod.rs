@@ -75,15 +75,7 @@ pub struct SessionUser {
 }
 
 /// Who made a request, put in its extensions by [`authenticate`].
-#[derive(Debug, Clone)]
-pub struct Principal {
-    /// Their row in `app_user`.
-    pub user_id: i64,
-    /// Who they are.
-    pub viewer: Viewer,
-    /// Whether they came with an API token rather than a session.
-    pub via_token: bool,
-}
+pub use mirante_domain::access::Principal;
 
 /// What sign-in needs at run time.
 pub struct Auth {
@@ -513,7 +505,7 @@ async fn verify_token(state: &AppState, hash: &str) -> anyhow::Result<Option<tok
     let Some(user) = state.db.user(active.app_user_id).await? else {
         return Ok(None);
     };
-    let role = policy::role_for(&user.groups, &state.auth.admin_groups);
+    let role = mirante_domain::access::role_for(&user.groups, &state.auth.admin_groups);
     Ok(Some(tokens::Verified {
         principal: Principal {
             user_id: active.app_user_id,
@@ -760,7 +752,7 @@ async fn complete_sign_in(
     };
     // Their groups, and so the role their API tokens act with, may have changed.
     state.auth.tokens.clear();
-    let role = policy::role_for(&s.groups, &state.auth.admin_groups);
+    let role = mirante_domain::access::role_for(&s.groups, &state.auth.admin_groups);
     let viewer = Viewer {
         username: s.username.to_owned(),
         name: s.name.to_owned(),

@@ -1,12 +1,13 @@
 //! Who may do what: the one place that decides, for every route, whether anonymous callers,
 //! researchers or only admins may use it. The authentication layer asks [`decide`] for every
-//! request; pages, server functions and the API have no access checks of their own.
+//! request. Rules about one object (which request a user sees, who decides) are the `may_*`
+//! functions of `mirante_domain::access`, asked by the application services.
 //!
 //! A route missing from [`ROUTES`] is treated as [`Access::SignedIn`] (deny by default) and
 //! makes the route-walk test fail, so each new route needs a line here.
 
 use axum::http::Method;
-use mirante_domain::{Role, Viewer, selfservice::Access as TemplateAccess};
+use mirante_domain::Role;
 
 /// What a route requires.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -199,42 +200,6 @@ pub fn signed_by_sender(path: &str) -> bool {
     SIGNED_BY_SENDER.contains(&path)
 }
 
-/// Whether `viewer` may use a template with `access`: admins may use every template; an
-/// empty access list opens it to every signed-in user; otherwise their role or one of their
-/// groups must be listed.
-pub fn may_use_template(viewer: &Viewer, access: &TemplateAccess) -> bool {
-    viewer.role == Role::Admin
-        || (access.roles.is_empty() && access.groups.is_empty())
-        || access.roles.contains(&viewer.role)
-        || viewer.groups.iter().any(|g| access.groups.contains(g))
-}
-
-/// Whether `viewer` sees everyone's requests (admins) rather than only their own.
-pub fn sees_all_requests(viewer: &Viewer) -> bool {
-    viewer.role == Role::Admin
-}
-
-/// Whether the user `user_id` (`viewer`) may see a request made by `author_user_id`: their
-/// own, or any for an admin. Others' requests answer 404, not 403, so ids reveal nothing.
-pub fn may_view_request(user_id: i64, viewer: &Viewer, author_user_id: i64) -> bool {
-    sees_all_requests(viewer) || user_id == author_user_id
-}
-
-/// Whether `viewer` may approve or reject requests.
-pub fn may_decide_request(viewer: &Viewer) -> bool {
-    viewer.role == Role::Admin
-}
-
-/// Whether `viewer` may merge a request's pull request from the portal (local forge).
-pub fn may_merge_request(viewer: &Viewer) -> bool {
-    viewer.role == Role::Admin
-}
-
-/// Whether `viewer` may propose a change of a catalog item's state, qualifier or evidence.
-pub fn may_change_catalog(viewer: &Viewer) -> bool {
-    viewer.role == Role::Admin
-}
-
 /// What `method path` requires, or `None` when the table has no line for it.
 pub fn lookup(method: &Method, path: &str) -> Option<Access> {
     ROUTES
@@ -257,21 +222,6 @@ pub fn decide(access: Access, caller: Caller, public_catalog: bool) -> Decision 
         (Access::Admin, Caller::User(Role::Researcher)) => Decision::Forbid,
         (_, Caller::User(_)) => Decision::Allow,
     }
-}
-
-/// The role of a user in `groups`.
-pub fn role_for(groups: &[String], admin_groups: &[String]) -> Role {
-    if groups.iter().any(|g| admin_groups.contains(g)) {
-        Role::Admin
-    } else {
-        Role::Researcher
-    }
-}
-
-/// Whether a user with `role` may see which self-service templates did not load and why
-/// (their files and messages name the monorepo's layout): admins.
-pub fn may_see_template_problems(role: Role) -> bool {
-    role == Role::Admin
 }
 
 /// Whether `path` matches `pattern` (`{x}` one non-empty segment, `{*x}` one or more).
@@ -337,55 +287,6 @@ mod tests {
         assert_eq!(access(&Method::DELETE, "/api/v1/items"), Access::SignedIn);
     }
 
-    fn viewer(role: Role, groups: &[&str]) -> Viewer {
-        Viewer {
-            username: "someone".into(),
-            name: "Someone".into(),
-            email: None,
-            groups: groups.iter().map(|g| (*g).to_owned()).collect(),
-            role,
-            csrf_token: String::new(),
-            dev_login: false,
-        }
-    }
-
-    #[test]
-    fn a_researcher_sees_only_their_own_requests_and_an_admin_all() {
-        let rui = viewer(Role::Researcher, &[]);
-        let ada = viewer(Role::Admin, &[]);
-        assert!(may_view_request(7, &rui, 7));
-        assert!(!may_view_request(7, &rui, 8));
-        assert!(may_view_request(1, &ada, 8));
-        assert!(!may_decide_request(&rui));
-        assert!(!may_merge_request(&rui));
-        assert!(may_decide_request(&ada));
-        assert!(may_merge_request(&ada));
-    }
-
-    #[test]
-    fn a_template_is_used_by_the_roles_and_groups_it_lists_and_by_admins() {
-        let open = TemplateAccess::default();
-        let gpu = TemplateAccess {
-            roles: vec![],
-            groups: vec!["gpu-users".into()],
-        };
-        assert!(may_use_template(&viewer(Role::Researcher, &[]), &open));
-        assert!(!may_use_template(&viewer(Role::Researcher, &["x"]), &gpu));
-        assert!(may_use_template(
-            &viewer(Role::Researcher, &["gpu-users"]),
-            &gpu
-        ));
-        assert!(may_use_template(&viewer(Role::Admin, &[]), &gpu));
-        let researchers = TemplateAccess {
-            roles: vec![Role::Researcher],
-            groups: vec![],
-        };
-        assert!(may_use_template(
-            &viewer(Role::Researcher, &[]),
-            &researchers
-        ));
-    }
-
     #[test]
     fn deciding_and_merging_requests_is_for_admins_and_the_webhook_is_public() {
         for path in [
@@ -403,17 +304,6 @@ mod tests {
         );
         assert!(signed_by_sender("/api/v1/forge/webhook"));
         assert!(!signed_by_sender("/api/v1/requests"));
-    }
-
-    #[test]
-    fn members_of_an_admin_group_are_admins() {
-        let admins = vec!["portal-admins".to_owned()];
-        assert_eq!(
-            role_for(&["researchers".into(), "portal-admins".into()], &admins),
-            Role::Admin
-        );
-        assert_eq!(role_for(&["researchers".into()], &admins), Role::Researcher);
-        assert_eq!(role_for(&[], &admins), Role::Researcher);
     }
 
     /// Every route the server serves has a line in the table: the OpenAPI paths, the web UI's

@@ -11,7 +11,9 @@
 
 use mirante_domain::State;
 
-use super::forge::{FileChange, local::SeedCommit};
+use mirante_domain::monorepo::FileChange;
+
+use crate::adapters::git::SeedCommit;
 
 /// Who commits in the demo.
 const TEAM: [(&str, &str); 4] = [
@@ -244,9 +246,9 @@ mod tests {
 
     use super::*;
     use crate::{
+        adapters::git::{self, history::HistoryCache},
         catalog::CatalogSource,
-        history::HistoryCache,
-        selfservice::{demo_monorepo, forge::local},
+        selfservice::demo_monorepo,
     };
 
     const NOW: i64 = 1_796_000_000;
@@ -255,7 +257,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("monorepo");
         let commits = commits(&demo_monorepo(), NOW).unwrap();
-        assert!(local::init_monorepo_with_history(&path, "main", &commits).unwrap());
+        assert!(git::init_monorepo_with_history(&path, "main", &commits).unwrap());
         (dir, path)
     }
 
@@ -263,7 +265,7 @@ mod tests {
     fn the_last_commit_holds_exactly_the_demo_monorepo() {
         let (_dir, path) = created();
 
-        let (_, files) = local::read_dir_at(&path, "main", "").unwrap();
+        let (_, files) = git::read_dir_at(&path, "main", "").unwrap();
 
         let mut expected: Vec<(String, Vec<u8>)> = demo_monorepo()
             .into_iter()
@@ -287,7 +289,7 @@ mod tests {
         for id in &ids {
             let commit = repo.find_commit(*id).unwrap();
             times.push(commit.time().seconds());
-            let (_, files) = local::read_dir_at(&path, &id.to_string(), "catalog").unwrap();
+            let (_, files) = git::read_dir_at(&path, &id.to_string(), "catalog").unwrap();
             let files = files
                 .into_iter()
                 .filter(|(p, _)| mirante_domain::load::is_catalog_path(p))

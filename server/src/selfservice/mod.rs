@@ -91,11 +91,11 @@ pub async fn open_forge(config: &Config, db: &Db) -> anyhow::Result<Arc<dyn Forg
                 let files = demo_monorepo();
                 match demo_history::commits(&files, chrono::Utc::now().timestamp()) {
                     Ok(commits) => {
-                        forge::local::init_monorepo_with_history(&init_path, &base, &commits)
+                        crate::adapters::git::init_monorepo_with_history(&init_path, &base, &commits)
                     }
                     Err(problem) => {
                         tracing::warn!(%problem, "the demo history does not fit the demo catalog; creating the monorepo in one commit");
-                        forge::local::init_monorepo(&init_path, &base, &files)
+                        crate::adapters::git::init_monorepo(&init_path, &base, &files)
                     }
                 }
             })

@@ -24,6 +24,7 @@ mod catalog_change;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
+use mirante_domain::access::{self, Principal};
 use mirante_domain::{
     Diagnostic,
     request::{RequestEvent, RequestState},
@@ -40,7 +41,6 @@ use super::{
     worker::{self, Worker},
 };
 use crate::{
-    auth::{Principal, policy},
     catalog::{CatalogSource, CatalogStore, ReloadTrigger},
     db::{Db, DbError, NewAuditEntry},
 };
@@ -656,7 +656,7 @@ impl SelfService {
             .templates()
             .iter()
             .map(|t| t.manifest())
-            .filter(|m| policy::may_use_template(&principal.viewer, &m.access))
+            .filter(|m| access::may_use_template(&principal.viewer, &m.access))
             .map(summary_of)
             .collect()
     }
@@ -670,7 +670,7 @@ impl SelfService {
         let set = self.template_set().await;
         let template = set
             .get(id)
-            .filter(|t| policy::may_use_template(&principal.viewer, &t.manifest().access))
+            .filter(|t| access::may_use_template(&principal.viewer, &t.manifest().access))
             .ok_or_else(|| ServiceError::NotFound(format!("no template `{id}`")))?;
         Ok(TemplateDetail {
             summary: summary_of(template.manifest()),
@@ -688,7 +688,7 @@ impl SelfService {
         let set = self.template_set().await;
         let template = set
             .get(&input.template)
-            .filter(|t| policy::may_use_template(&principal.viewer, &t.manifest().access))
+            .filter(|t| access::may_use_template(&principal.viewer, &t.manifest().access))
             .ok_or_else(|| ServiceError::NotFound(format!("no template `{}`", input.template)))?;
         let snapshot = self.catalog.current().snapshot.clone();
         let viewer = &principal.viewer;
@@ -823,7 +823,7 @@ impl SelfService {
         &self,
         principal: &Principal,
     ) -> Result<Vec<RequestSummary>, ServiceError> {
-        let author = (!policy::sees_all_requests(&principal.viewer)).then_some(principal.user_id);
+        let author = (!access::sees_all_requests(&principal.viewer)).then_some(principal.user_id);
         let rows = self.db.list_requests(author, 500).await?;
         Ok(rows.iter().map(request_summary).collect())
     }
@@ -833,7 +833,7 @@ impl SelfService {
             .request(id)
             .await?
             .filter(|r| {
-                policy::may_view_request(principal.user_id, &principal.viewer, r.author.user_id)
+                access::may_view_request(principal.user_id, &principal.viewer, r.author.user_id)
             })
             .ok_or_else(|| ServiceError::NotFound(format!("no request {id}")))
     }
@@ -863,9 +863,9 @@ impl SelfService {
             last_error: r.last_error.clone(),
             attempts: r.attempts,
             timeline: timeline.into_iter().map(timeline_entry).collect(),
-            can_decide: policy::may_decide_request(viewer)
+            can_decide: access::may_decide_request(viewer)
                 && mirante_domain::request::awaits_decision(r.state),
-            can_merge: policy::may_merge_request(viewer)
+            can_merge: access::may_merge_request(viewer)
                 && r.state == RequestState::Proposed
                 && self.forge().kind() == ForgeKind::Local,
         })
@@ -918,7 +918,7 @@ impl SelfService {
         comment: Option<&str>,
     ) -> Result<RequestDetail, ServiceError> {
         let r = self.visible(principal, id).await?;
-        if !policy::may_decide_request(&principal.viewer) {
+        if !access::may_decide_request(&principal.viewer) {
             return Err(ServiceError::Forbidden(
                 "only admins approve or reject requests".to_owned(),
             ));
@@ -965,7 +965,7 @@ impl SelfService {
         style: MergeStyle,
     ) -> Result<RequestDetail, ServiceError> {
         let r = self.visible(principal, id).await?;
-        if !policy::may_merge_request(&principal.viewer) {
+        if !access::may_merge_request(&principal.viewer) {
             return Err(ServiceError::Forbidden(
                 "only admins merge requests".to_owned(),
             ));

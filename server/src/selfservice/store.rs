@@ -13,8 +13,8 @@ use mirante_domain::request::{self, IllegalTransition, RequestEvent, RequestStat
 use serde::Serialize;
 use sqlx::types::Json;
 
-use super::forge::{FileChange, PullRequestState};
 use crate::db::{Db, DbError};
+use mirante_domain::monorepo::{FileChange, PullRequestState};
 
 /// Runs `$body` with `$pool` bound to whichever pool `$db` holds; the body is compiled once
 /// per database, so the same statement text serves both.

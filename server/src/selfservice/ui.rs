@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use axum::http::request::Parts;
+use mirante_domain::access::{self, Principal};
 use mirante_domain::{Diagnostic, selfservice::CatalogContext};
 use mirante_frontend::{
     api::catalog_change::{CatalogChangeView, ItemFieldsView},
@@ -23,10 +24,7 @@ use super::{
         TemplateSummary,
     },
 };
-use crate::{
-    auth::{Principal, policy},
-    catalog::CatalogStore,
-};
+use crate::catalog::CatalogStore;
 
 /// Self-service for the web UI.
 pub struct UiSelfService {
@@ -377,7 +375,7 @@ impl SelfServiceData for UiSelfService {
     }
 
     async fn template_problems(&self, caller: &Parts) -> Result<Vec<Diagnostic>, SsError> {
-        if !policy::may_see_template_problems(principal(caller)?.viewer.role) {
+        if !access::may_see_template_problems(principal(caller)?.viewer.role) {
             return Err(SsError::NotFound);
         }
         Ok(self.service.template_problems().await)

@@ -881,7 +881,7 @@ mod tests {
     async fn setup(existing: &[FileChange]) -> (tempfile::TempDir, Db, Worker) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("monorepo");
-        crate::selfservice::forge::local::init_monorepo(&path, "main", existing).unwrap();
+        crate::adapters::git::init_monorepo(&path, "main", existing).unwrap();
         let db = Db::connect(&SecretString::from("sqlite::memory:"), 1)
             .await
             .unwrap();

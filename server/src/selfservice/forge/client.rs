@@ -12,7 +12,7 @@ use secrecy::{ExposeSecret, SecretString};
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use url::Url;
 
-use super::{DirLimits, ForgeError, ForgeKind, ForgeResult, local::Files};
+use super::{DirLimits, Files, ForgeError, ForgeKind, ForgeResult};
 
 /// How long one call to a forge may take, connection included, unless configured otherwise.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);

@@ -356,7 +356,7 @@ impl GitLab {
                 .get_raw(url, limits.max_bytes.saturating_sub(bytes), &what)
                 .await
                 .map_err(|e| match e {
-                    ForgeError::TooLarge(_) => limits.too_many_bytes(dir),
+                    ForgeError::TooLarge(_) => limits.too_many_bytes(dir).into(),
                     other => other,
                 })?
                 .ok_or_else(|| ForgeError::NotFound(format!("gitlab: {} on {rev}", entry.path)))?;

@@ -14,6 +14,8 @@ use secrecy::SecretString;
 use serde::{Deserialize, Serialize};
 use url::Url;
 
+use crate::adapters::git::GitError;
+
 mod client;
 pub mod gitea;
 pub mod github;
@@ -24,6 +26,10 @@ pub use client::DEFAULT_TIMEOUT;
 pub use gitea::Gitea;
 pub use github::GitHub;
 pub use gitlab::GitLab;
+pub use mirante_domain::monorepo::{
+    BranchSpec, CommitAuthor, DirLimits, DirRead, FileChange, Files, MergeStyle, PullRequestState,
+    TooLarge, is_safe_path,
+};
 pub use webhook::verify_and_parse;
 
 /// Which kind of forge (`MIRANTE_FORGE`).
@@ -52,39 +58,6 @@ impl fmt::Display for ForgeKind {
     }
 }
 
-/// One file to add or replace, path relative to the repository root.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FileChange {
-    /// Relative path with `/` separators; never absolute, never with `..`.
-    pub path: String,
-    /// The whole new content (UTF-8 text).
-    pub content: String,
-}
-
-/// Who a commit is attributed to.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CommitAuthor {
-    /// Display name.
-    pub name: String,
-    /// E-mail address.
-    pub email: String,
-}
-
-/// A branch with exactly one commit on top of `base` holding `files`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BranchSpec {
-    /// The new branch, e.g. `mirante/42-gpu-workspace-alice`.
-    pub branch: String,
-    /// The branch it starts from and will be merged into (usually `main`).
-    pub base: String,
-    /// The commit message.
-    pub message: String,
-    /// The commit's author.
-    pub author: CommitAuthor,
-    /// Every file of the commit.
-    pub files: Vec<FileChange>,
-}
-
 /// A pull request (a merge request on GitLab) to open.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PullRequestSpec {
@@ -109,28 +82,6 @@ pub struct PullRequest {
     pub branch: String,
     /// Where it stands.
     pub state: PullRequestState,
-}
-
-/// Where a pull request stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PullRequestState {
-    /// Open, waiting for review.
-    Open,
-    /// Merged into its base.
-    Merged,
-    /// Closed without merging.
-    Closed,
-}
-
-/// How a local merge is made.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum MergeStyle {
-    /// Move the base to the branch's commit when the base has not moved; else a merge commit.
-    FastForward,
-    /// Always a merge commit.
-    MergeCommit,
 }
 
 /// What went wrong talking to a forge. [`ForgeError::is_retryable`] tells the worker whether
@@ -164,6 +115,25 @@ pub enum ForgeError {
     Other(String),
 }
 
+impl From<GitError> for ForgeError {
+    fn from(e: GitError) -> Self {
+        match e {
+            GitError::NotFound(m) => ForgeError::NotFound(m),
+            GitError::Conflict(m) => ForgeError::Conflict(m),
+            GitError::Unavailable(m) => ForgeError::Unavailable(m),
+            GitError::Rejected(m) => ForgeError::Rejected(m),
+            GitError::TooLarge(m) => ForgeError::TooLarge(m),
+            GitError::Other(m) => ForgeError::Other(m),
+        }
+    }
+}
+
+impl From<TooLarge> for ForgeError {
+    fn from(e: TooLarge) -> Self {
+        ForgeError::TooLarge(e.0)
+    }
+}
+
 impl ForgeError {
     /// Whether the same call may succeed later without anyone changing anything.
     pub fn is_retryable(&self) -> bool {
@@ -173,58 +143,6 @@ impl ForgeError {
 
 /// The result of a forge call.
 pub type ForgeResult<T> = Result<T, ForgeError>;
-
-/// Files as `(path, contents)` pairs.
-pub use local::Files;
-
-/// Bounds on what [`Forge::read_dir`] reads, so that a folder grown by mistake can exhaust
-/// neither memory nor the forge's rate limit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DirLimits {
-    /// At most this many files (hidden ones not counted).
-    pub max_files: usize,
-    /// At most this many bytes in all the files together.
-    pub max_bytes: u64,
-}
-
-impl DirLimits {
-    /// [`ForgeError::TooLarge`] when `files` files are more than allowed in `dir`.
-    pub fn check_files(&self, dir: &str, files: usize) -> ForgeResult<()> {
-        if files > self.max_files {
-            return Err(ForgeError::TooLarge(format!(
-                "`{dir}/` holds more than {} files, more than the portal reads from one folder",
-                self.max_files
-            )));
-        }
-        Ok(())
-    }
-
-    /// [`ForgeError::TooLarge`] when `bytes` bytes are more than allowed in `dir`.
-    pub fn check_bytes(&self, dir: &str, bytes: u64) -> ForgeResult<()> {
-        if bytes > self.max_bytes {
-            return Err(self.too_many_bytes(dir));
-        }
-        Ok(())
-    }
-
-    /// The error for a folder `dir` whose files hold more bytes than allowed.
-    pub fn too_many_bytes(&self, dir: &str) -> ForgeError {
-        ForgeError::TooLarge(format!(
-            "`{dir}/` holds more than {} bytes, more than the portal reads from one folder",
-            self.max_bytes
-        ))
-    }
-}
-
-/// What [`Forge::read_dir`] found.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DirRead {
-    /// The id of the folder's git tree: the same id means the same files.
-    pub tree: String,
-    /// Every file, path relative to the folder, sorted by path; `None` when `tree` is the one
-    /// the caller already knew, in which case no file was read.
-    pub files: Option<Files>,
-}
 
 /// Whether a path inside a listed folder is hidden (one of its names starts with `.`): such
 /// files are left out of [`Forge::read_dir`], as the local forge leaves them out.

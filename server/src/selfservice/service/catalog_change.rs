@@ -10,6 +10,7 @@
 //! reviewed on the forge (docs/adr/0012-catalog-changes-as-requests.md).
 
 use chrono::{NaiveDate, Utc};
+use mirante_domain::access::{self, Principal};
 use mirante_domain::{
     Evidence, Item, Qualifier, State,
     selfservice::{ErrorCode, FieldError, is_forbidden_char},
@@ -21,7 +22,6 @@ use utoipa::ToSchema;
 
 use super::{RequestDetail, SelfService, ServiceError, unified_diff};
 use crate::{
-    auth::{Principal, policy},
     catalog::CatalogSource,
     selfservice::{
         catalog_edit::{EditError, ItemEdit, edit_item},
@@ -323,11 +323,11 @@ impl SelfService {
             let base = self.base_branch.clone();
             let folder = dir.clone();
             let (_, files) = tokio::task::spawn_blocking(move || {
-                crate::selfservice::forge::local::read_dir_at(&repo, &base, &folder)
+                crate::adapters::git::read_dir_at(&repo, &base, &folder)
             })
             .await
             .map_err(|e| ServiceError::Internal(e.into()))?
-            .map_err(super::forge_error)?;
+            .map_err(|e| super::forge_error(e.into()))?;
             return Ok((dir, files));
         }
         let forge = self.forge();
@@ -377,7 +377,7 @@ impl SelfService {
         id: &str,
         input: &CatalogChangeInput,
     ) -> Result<Plan, ServiceError> {
-        if !policy::may_change_catalog(&principal.viewer) {
+        if !access::may_change_catalog(&principal.viewer) {
             return Err(ServiceError::Forbidden(
                 "only admins propose catalog changes".to_owned(),
             ));

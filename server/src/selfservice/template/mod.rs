@@ -36,7 +36,7 @@ use mirante_domain::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::selfservice::forge::FileChange;
+use mirante_domain::monorepo::FileChange;
 
 pub use load::{MAX_FILE_BYTES, MAX_TEMPLATE_FILES};
 

@@ -32,7 +32,7 @@ use super::{
     RenderContext, RenderError, Rendered, Template,
     load::{template_message, yaml_options},
 };
-use crate::selfservice::forge::FileChange;
+use mirante_domain::monorepo::FileChange;
 
 /// The compiled name of a manifest's `target`.
 pub(super) const TARGET: &str = "@target";

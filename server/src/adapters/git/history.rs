@@ -22,7 +22,8 @@ use mirante_domain::{
     load,
 };
 
-use crate::{catalog::CatalogSource, selfservice::forge::local::tree_files};
+use super::tree_files;
+use crate::catalog::CatalogSource;
 
 /// Most commits walked back from the tip in one read; a longer history starts at the oldest one reached
 /// (and says it is truncated), so one read stays bounded on a monorepo with years of commits.

@@ -276,7 +276,7 @@ mod tests {
         let dir = tempfile::TempDir::new().unwrap();
         let path = dir.path().join("monorepo.git");
         let files = crate::selfservice::demo_monorepo();
-        crate::selfservice::forge::local::init_monorepo(&path, "main", &files).unwrap();
+        crate::adapters::git::init_monorepo(&path, "main", &files).unwrap();
         let catalog = crate::catalog::CatalogSource::Embedded
             .load()
             .unwrap()
