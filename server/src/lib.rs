@@ -2,22 +2,17 @@
 //! the command line, as a library so that tests can start the real thing on port 0.
 
 pub mod adapters;
-pub mod api;
-pub mod auth;
 pub mod catalog;
 pub mod cli;
 pub mod config;
 pub mod db;
 pub mod evidence;
-pub mod exports;
-pub mod middleware;
+pub mod http;
 pub mod probes;
 pub mod selfservice;
 pub mod startup;
-pub mod state;
 pub mod telemetry;
-pub mod web;
 
 pub use config::Config;
+pub use http::AppState;
 pub use startup::Application;
-pub use state::AppState;

@@ -9,20 +9,22 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    api,
-    auth::{self, Auth, store::DbSessionStore},
+    adapters::session_store::DbSessionStore,
     catalog::CatalogStore,
     config::Config,
     db::Db,
-    exports, middleware, probes,
+    http::{
+        AppState, api,
+        auth::{self, Auth},
+        exports, middleware, web,
+    },
+    probes,
     selfservice::{
         self,
         service::SelfService,
         template::TemplateSet,
         worker::{Worker, WorkerSettings},
     },
-    state::AppState,
-    web,
 };
 
 /// A server that is ready to accept connections: database migrated, catalog loaded,

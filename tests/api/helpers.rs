@@ -302,7 +302,7 @@ pub async fn seed_token(db: &Db, username: &str, groups: &[&str]) -> String {
     db.create_api_token(
         user,
         "tests",
-        &mirante::auth::token_hash(&token),
+        &mirante::http::auth::token_hash(&token),
         chrono::Utc::now(),
     )
     .await

@@ -3,3 +3,5 @@
 //! They never depend on the application services nor on the HTTP layer.
 
 pub mod git;
+pub mod oidc;
+pub mod session_store;

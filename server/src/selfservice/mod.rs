@@ -9,7 +9,7 @@
 //! - [`store`]: requests, their timeline, the outbox and local pull requests in the database.
 //! - [`worker`]: the background worker that proposes requests and follows pull requests.
 //! - [`service`]: the operations the JSON API and the web UI call, with their authorization.
-//! - [`ui`]: the web UI's view of the service layer (`mirante_frontend::ssr::SelfServiceData`).
+//! - the web UI's view of the service layer is `crate::http::ui`.
 //! - [`demo_history`]: the back-dated commits the demo monorepo starts with.
 //!
 //! The state machine itself is pure and lives in `mirante_domain::request`.
@@ -20,7 +20,6 @@ pub mod forge;
 pub mod service;
 pub mod store;
 pub mod template;
-pub mod ui;
 pub mod worker;
 
 use std::{path::Path, sync::Arc};

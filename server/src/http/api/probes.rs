@@ -12,14 +12,12 @@ use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::{
-    error::{ApiError, ErrorBody},
-    query::Params,
-};
+use super::query::Params;
+use crate::http::error::{ApiError, ErrorBody};
 use crate::{
     config::Config,
+    http::state::AppState,
     probes::{CheckResult, ProbeBoard},
-    state::AppState,
 };
 
 /// The live-check routes.

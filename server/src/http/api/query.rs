@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use super::error::{ApiError, quoted};
+use crate::http::error::{ApiError, quoted};
 
 /// The parameters of a query string, checked against the names a route accepts.
 #[derive(Debug, Default)]

@@ -16,9 +16,10 @@ use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::error::{ApiError, ErrorBody};
+use crate::http::error::{ApiError, ErrorBody};
 use crate::{
-    auth::Principal,
+    http::auth::Principal,
+    http::state::AppState,
     selfservice::{
         forge::MergeStyle,
         service::{
@@ -26,7 +27,6 @@ use crate::{
             RequestSummary, SelfService, ServiceError, TemplateDetail, TemplateSummary,
         },
     },
-    state::AppState,
 };
 
 /// The self-service routes.

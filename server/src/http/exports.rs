@@ -27,7 +27,7 @@ use mirante_frontend::{
     i18n::{FluentValue, Lang, from_headers, t, t_args},
 };
 
-use crate::state::AppState;
+use crate::http::state::AppState;
 
 /// How long clients and caches may keep a badge or an export.
 const MAX_AGE_SECS: u32 = 300;

@@ -7,10 +7,8 @@
 //!   through (session or API token → [`Viewer`] in the request's extensions, CSRF Origin
 //!   check, the policy's decision), and the `/auth/*`, `/profile` and `/api/v1/me` routes.
 
-pub mod oidc;
 pub mod pages;
 pub mod policy;
-pub mod store;
 pub mod tokens;
 
 use std::{path::Path, sync::Arc};
@@ -37,15 +35,17 @@ use tower_sessions::{
 };
 
 use self::{
-    oidc::{PendingLogin, Provider, ProviderSettings},
     pages::PageLang,
     policy::{Caller, Decision},
-    store::DbSessionStore,
 };
 use crate::{
+    adapters::{
+        oidc::{PendingLogin, Provider, ProviderSettings},
+        session_store::DbSessionStore,
+    },
     config::Config,
     db::{Db, NewAuditEntry, NewUser},
-    state::AppState,
+    http::state::AppState,
 };
 
 /// The session cookie's name; not `_session`, which Authentik-like providers use on the same
@@ -235,38 +235,8 @@ pub fn token_hash(token: &str) -> String {
     hex::encode(Sha256::digest(token.as_bytes()))
 }
 
-/// Every route the server serves, for the policy's completeness test and the route walk: the
-/// OpenAPI paths, the web UI's pages and server functions, and this module's routes.
-pub fn all_routes() -> Vec<(Method, String)> {
-    let mut routes = Vec::new();
-    for (path, item) in crate::api::openapi().paths.paths {
-        for (method, op) in [
-            (Method::GET, &item.get),
-            (Method::POST, &item.post),
-            (Method::PUT, &item.put),
-            (Method::DELETE, &item.delete),
-            (Method::PATCH, &item.patch),
-        ] {
-            if op.is_some() {
-                routes.push((method, path.clone()));
-            }
-        }
-    }
-    for listing in crate::web::route_list() {
-        routes.push((Method::GET, listing.path().to_owned()));
-    }
-    for (path, method) in leptos::server_fn::axum::server_fn_paths() {
-        routes.push((method, path.to_owned()));
-    }
-    for (method, path) in ROUTES {
-        routes.push((method.clone(), (*path).to_owned()));
-    }
-    routes.push((Method::GET, "/pkg/{*path}".to_owned()));
-    routes
-}
-
 /// The routes this module serves.
-const ROUTES: &[(Method, &str)] = &[
+pub(crate) const ROUTES: &[(Method, &str)] = &[
     (Method::GET, "/auth/login"),
     (Method::GET, "/auth/callback"),
     (Method::POST, "/auth/dev"),
@@ -325,7 +295,7 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
             Ok(None) => {
                 return json_error(StatusCode::UNAUTHORIZED, "invalid or revoked API token");
             }
-            Err(e) => return crate::api::ApiError::Internal(e).into_response(),
+            Err(e) => return crate::http::ApiError::Internal(e).into_response(),
         }
     } else if let Some(session) = req.extensions().get::<Session>().cloned() {
         match session.get::<SessionUser>(USER_KEY).await {
@@ -588,7 +558,7 @@ async fn login(
     };
     let (url, pending) = oidc.start(next);
     if let Err(e) = session.insert(LOGIN_KEY, &pending).await {
-        return crate::api::ApiError::Internal(e.into()).into_response();
+        return crate::http::ApiError::Internal(e.into()).into_response();
     }
     Redirect::to(url.as_str()).into_response()
 }
@@ -748,7 +718,7 @@ async fn complete_sign_in(
         .await
     {
         Ok(id) => id,
-        Err(e) => return crate::api::ApiError::from(e).into_response(),
+        Err(e) => return crate::http::ApiError::from(e).into_response(),
     };
     // Their groups, and so the role their API tokens act with, may have changed.
     state.auth.tokens.clear();
@@ -770,10 +740,10 @@ async fn complete_sign_in(
     };
     // A new id at the privilege change: a session id planted before sign-in is worthless.
     if let Err(e) = session.cycle_id().await {
-        return crate::api::ApiError::Internal(e.into()).into_response();
+        return crate::http::ApiError::Internal(e.into()).into_response();
     }
     if let Err(e) = session.insert(USER_KEY, &user).await {
-        return crate::api::ApiError::Internal(e.into()).into_response();
+        return crate::http::ApiError::Internal(e.into()).into_response();
     }
     audit(
         &state.db,
@@ -884,7 +854,7 @@ async fn logout(
         return bad_csrf(lang);
     }
     if let Err(e) = session.flush().await {
-        return crate::api::ApiError::Internal(e.into()).into_response();
+        return crate::http::ApiError::Internal(e.into()).into_response();
     }
     audit(
         &state.db,
@@ -931,7 +901,7 @@ pub struct Me {
     tag = "auth",
     responses(
         (status = 200, description = "The signed-in user", body = Me),
-        (status = 401, description = "No session and no valid API token", body = crate::api::error::ErrorBody),
+        (status = 401, description = "No session and no valid API token", body = crate::http::error::ErrorBody),
     )
 )]
 pub async fn me(principal: axum::Extension<Principal>) -> Json<Me> {
@@ -962,7 +932,7 @@ async fn render_profile(
 ) -> Response {
     match state.db.list_api_tokens(principal.user_id).await {
         Ok(tokens) => pages::profile(lang, &principal.viewer, &tokens, new_token),
-        Err(e) => crate::api::ApiError::from(e).into_response(),
+        Err(e) => crate::http::ApiError::from(e).into_response(),
     }
 }
 
@@ -998,7 +968,7 @@ async fn create_token(
         .await
     {
         Ok(id) => id,
-        Err(e) => return crate::api::ApiError::from(e).into_response(),
+        Err(e) => return crate::http::ApiError::from(e).into_response(),
     };
     audit_token(
         &state.db,
@@ -1046,7 +1016,7 @@ async fn revoke_token(
             None,
             "/profile",
         ),
-        Err(e) => crate::api::ApiError::from(e).into_response(),
+        Err(e) => crate::http::ApiError::from(e).into_response(),
     }
 }
 

@@ -284,7 +284,7 @@ mod tests {
     /// Literal keys of `tr.t("…")` / `tr.t1("…"` in the templates and of `t("…")` here.
     fn used_keys() -> BTreeSet<String> {
         let mut texts = vec![
-            std::fs::read_to_string(root().join("src/auth/pages.rs")).unwrap(),
+            std::fs::read_to_string(root().join("src/http/auth/pages.rs")).unwrap(),
             std::fs::read_to_string(root().join("../templates/base.html")).unwrap(),
         ];
         for entry in std::fs::read_dir(root().join("../templates/auth")).unwrap() {
@@ -323,7 +323,7 @@ mod tests {
 
     #[test]
     fn every_message_the_sign_in_code_shows_is_listed() {
-        let code = std::fs::read_to_string(root().join("src/auth/mod.rs")).unwrap();
+        let code = std::fs::read_to_string(root().join("src/http/auth/mod.rs")).unwrap();
         for prefix in ["\"auth-msg-", "\"auth-fail-"] {
             for (pos, _) in code.match_indices(prefix) {
                 let rest = &code[pos + 1..];

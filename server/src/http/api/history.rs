@@ -18,12 +18,9 @@ use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::{
-    error::{ApiError, ErrorBody, quoted},
-    query::Params,
-    schema,
-};
-use crate::{catalog::CatalogStore, state::AppState};
+use super::{query::Params, schema};
+use crate::http::error::{ApiError, ErrorBody, quoted};
+use crate::{catalog::CatalogStore, http::state::AppState};
 
 /// The history routes.
 pub fn router() -> OpenApiRouter<AppState> {

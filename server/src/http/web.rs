@@ -9,7 +9,7 @@ use leptos_axum::{
 };
 use mirante_frontend::{App, shell, ssr::SelfServiceHandle};
 
-use crate::{selfservice::ui::UiSelfService, state::AppState};
+use crate::{http::state::AppState, http::ui::UiSelfService};
 
 /// Where the UI's server functions are mounted; matches `prefix` in `frontend/src/api.rs`.
 const SERVER_FN_PATH: &str = "/_fn/{*fn_name}";

@@ -17,11 +17,11 @@ use mirante_frontend::{
 };
 
 use crate::{
-    auth::Auth,
     catalog::CatalogStore,
     config::Config,
     db::Db,
     evidence::{self, LintSettings},
+    http::auth::Auth,
     probes::{CheckKind, ProbeBoard},
     selfservice::{service::SelfService, worker::Worker},
 };

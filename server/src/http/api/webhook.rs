@@ -11,15 +11,15 @@ use axum::{
 use chrono::Utc;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::error::{ApiError, ErrorBody};
+use crate::http::error::{ApiError, ErrorBody};
 use crate::{
     config::Config,
     db::{Db, NewAuditEntry},
+    http::state::AppState,
     selfservice::{
         forge::{WebhookError, verify_and_parse},
         service::{SelfService, WebhookOutcome},
     },
-    state::AppState,
 };
 
 /// The webhook route.

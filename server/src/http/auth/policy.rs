@@ -311,7 +311,7 @@ mod tests {
     #[tokio::test]
     async fn every_route_of_the_server_has_a_decision() {
         let mut missing = Vec::new();
-        for (method, path) in super::super::all_routes() {
+        for (method, path) in crate::http::routes::all_routes() {
             if lookup(&method, &path).is_none() {
                 missing.push(format!("{method} {path}"));
             }

@@ -15,17 +15,14 @@ use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::{
-    error::{ApiError, ErrorBody},
-    query::Params,
-    schema,
-};
+use super::{query::Params, schema};
+use crate::http::error::{ApiError, ErrorBody};
 use crate::{
     catalog::CatalogStore,
     config::Config,
     evidence::{self, LintSettings},
+    http::state::AppState,
     probes::ProbeBoard,
-    state::AppState,
 };
 
 /// The roadmap and findings routes.

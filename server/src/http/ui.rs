@@ -17,14 +17,14 @@ use mirante_frontend::{
 };
 use serde_json::Value;
 
-use super::{
+use crate::catalog::CatalogStore;
+use crate::selfservice::{
     forge::MergeStyle,
     service::{
         self, CatalogChangeInput, ItemFields, RequestInput, SelfService, ServiceError,
         TemplateSummary,
     },
 };
-use crate::catalog::CatalogStore;
 
 /// Self-service for the web UI.
 pub struct UiSelfService {
@@ -135,13 +135,23 @@ fn catalog_change_values(values: &Value) -> Vec<(String, Value)> {
             .evidence
             .iter()
             .filter(|e| !from.evidence.contains(e))
-            .map(|e| Value::from(format!("+ {}", super::worker::evidence_line(e))))
+            .map(|e| {
+                Value::from(format!(
+                    "+ {}",
+                    crate::selfservice::worker::evidence_line(e)
+                ))
+            })
             .collect();
         evidence.extend(
             from.evidence
                 .iter()
                 .filter(|e| !to.evidence.contains(e))
-                .map(|e| Value::from(format!("− {}", super::worker::evidence_line(e)))),
+                .map(|e| {
+                    Value::from(format!(
+                        "− {}",
+                        crate::selfservice::worker::evidence_line(e)
+                    ))
+                }),
         );
         out.push(("evidence".to_owned(), Value::Array(evidence)));
     }

@@ -12,12 +12,9 @@ use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::{
-    error::{ApiError, ErrorBody},
-    query::Params,
-    schema,
-};
-use crate::{catalog::CatalogStore, state::AppState};
+use super::{query::Params, schema};
+use crate::http::error::{ApiError, ErrorBody};
+use crate::{catalog::CatalogStore, http::state::AppState};
 
 /// The reference routes.
 pub fn router() -> OpenApiRouter<AppState> {

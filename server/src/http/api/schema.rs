@@ -754,7 +754,7 @@ mod tests {
             stale_after_days: 1,
         };
         let finding = mirante_domain::lint::lint(&catalog, &options).remove(0);
-        let view = crate::api::roadmap::FindingView {
+        let view = crate::http::api::roadmap::FindingView {
             link: "/items/i".into(),
             finding,
         };

@@ -8,8 +8,8 @@ use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::error::{ApiError, ErrorBody};
-use crate::state::AppState;
+use crate::http::error::{ApiError, ErrorBody};
+use crate::http::state::AppState;
 
 /// How long readiness waits for the database before calling it unreachable; well under the
 /// probe timeouts Kubernetes uses by default.

@@ -13,15 +13,12 @@ use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::{
-    error::{ApiError, ErrorBody},
-    query::Params,
-    schema,
-};
+use super::{query::Params, schema};
+use crate::http::error::{ApiError, ErrorBody};
 use crate::{
-    auth::Principal,
     catalog::{CatalogSource, CatalogStore, ReloadOutcome, ReloadTrigger},
-    state::AppState,
+    http::auth::Principal,
+    http::state::AppState,
 };
 
 /// The catalog routes.

@@ -12,12 +12,9 @@ use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::{
-    error::{ApiError, ErrorBody, quoted},
-    query::Params,
-    schema,
-};
-use crate::{catalog::CatalogStore, state::AppState};
+use super::{query::Params, schema};
+use crate::http::error::{ApiError, ErrorBody, quoted};
+use crate::{catalog::CatalogStore, http::state::AppState};
 
 /// Page size when `limit` is not given.
 pub const DEFAULT_LIMIT: usize = 50;

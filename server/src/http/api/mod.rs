@@ -5,7 +5,6 @@
 //! `GET /api/v1/openapi.json` is generated from the same list the server routes with.
 
 pub mod catalog;
-pub mod error;
 pub mod health;
 pub mod history;
 pub mod items;
@@ -28,9 +27,7 @@ use axum::{
 use utoipa::OpenApi;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-pub use error::ApiError;
-
-use crate::state::AppState;
+use crate::http::{ApiError, state::AppState};
 
 /// The document's fixed parts; paths and schemas come from the routes.
 #[derive(OpenApi)]
@@ -63,7 +60,7 @@ fn documented() -> OpenApiRouter<AppState> {
         .merge(roadmap::router())
         .merge(history::router())
         .merge(probes::router())
-        .routes(routes!(crate::auth::me))
+        .routes(routes!(crate::http::auth::me))
         .routes(routes!(openapi_json))
 }
 
