@@ -2,14 +2,10 @@
 //! the command line, as a library so that tests can start the real thing on port 0.
 
 pub mod adapters;
-pub mod catalog;
+pub mod app;
 pub mod cli;
 pub mod config;
-pub mod db;
-pub mod evidence;
 pub mod http;
-pub mod probes;
-pub mod selfservice;
 pub mod startup;
 pub mod telemetry;
 

@@ -9,21 +9,21 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
+    adapters::db::Db,
     adapters::session_store::DbSessionStore,
-    catalog::CatalogStore,
-    config::Config,
-    db::Db,
-    http::{
-        AppState, api,
-        auth::{self, Auth},
-        exports, middleware, web,
-    },
-    probes,
-    selfservice::{
+    app::catalog::CatalogStore,
+    app::probes,
+    app::selfservice::{
         self,
         service::SelfService,
         template::TemplateSet,
         worker::{Worker, WorkerSettings},
+    },
+    config::Config,
+    http::{
+        AppState, api,
+        auth::{self, Auth},
+        exports, middleware, web,
     },
 };
 

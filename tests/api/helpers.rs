@@ -6,7 +6,7 @@ use std::{
     sync::Once,
 };
 
-use mirante::{Application, Config, db::Db};
+use mirante::{Application, Config, adapters::db::Db};
 use reqwest::{Response, Url};
 use secrecy::SecretString;
 use serde_json::Value;
@@ -71,7 +71,7 @@ pub struct TestApp {
     pub data_dir: PathBuf,
     /// The server's proposing worker, to wake it after writing a request straight to the
     /// database.
-    pub worker: std::sync::Arc<mirante::selfservice::worker::Worker>,
+    pub worker: std::sync::Arc<mirante::app::selfservice::worker::Worker>,
     _catalog_dir: Option<TempDir>,
     _data_dir: TempDir,
     // Dropped last: drops the PostgreSQL database after the server's pool is gone from use.
@@ -287,7 +287,7 @@ pub async fn spawn_configured(
 pub async fn seed_token(db: &Db, username: &str, groups: &[&str]) -> String {
     let groups: Vec<String> = groups.iter().map(|g| (*g).to_owned()).collect();
     let user = db
-        .upsert_user(&mirante::db::NewUser {
+        .upsert_user(&mirante::adapters::db::NewUser {
             issuer: "test",
             subject: username,
             username,

@@ -8,7 +8,7 @@ use tower_sessions::{
 };
 use tower_sessions_sqlx_store::{PostgresStore, SqliteStore};
 
-use crate::db::Db;
+use crate::adapters::db::Db;
 
 /// Sessions in the portal's own database (table `tower_sessions` on SQLite, schema
 /// `tower_sessions` on PostgreSQL, created by the store at start-up).

@@ -9,7 +9,7 @@ use mirante_domain::diagnostic::Diagnostics;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::{catalog::ReloadError, db::DbError};
+use crate::{adapters::db::DbError, app::catalog::ReloadError};
 
 /// Everything an API handler can fail with. Each variant maps to one status in
 /// [`ApiError::status`]; internal causes are logged here, once, and clients get generic text.

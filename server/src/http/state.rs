@@ -17,13 +17,13 @@ use mirante_frontend::{
 };
 
 use crate::{
-    catalog::CatalogStore,
+    adapters::db::Db,
+    app::catalog::CatalogStore,
+    app::evidence::{self, LintSettings},
+    app::probes::{CheckKind, ProbeBoard},
+    app::selfservice::{service::SelfService, worker::Worker},
     config::Config,
-    db::Db,
-    evidence::{self, LintSettings},
     http::auth::Auth,
-    probes::{CheckKind, ProbeBoard},
-    selfservice::{service::SelfService, worker::Worker},
 };
 
 /// Shared state of the HTTP server. Cheap to clone: every field is a handle.

@@ -17,14 +17,15 @@ use mirante_frontend::{
 };
 use serde_json::Value;
 
-use crate::catalog::CatalogStore;
-use crate::selfservice::{
-    forge::MergeStyle,
-    service::{
-        self, CatalogChangeInput, ItemFields, RequestInput, SelfService, ServiceError,
-        TemplateSummary,
-    },
-};
+use crate::adapters::forge::MergeStyle;
+use crate::app::catalog::CatalogStore;
+use crate::app::selfservice::service;
+use crate::app::selfservice::service::CatalogChangeInput;
+use crate::app::selfservice::service::ItemFields;
+use crate::app::selfservice::service::RequestInput;
+use crate::app::selfservice::service::SelfService;
+use crate::app::selfservice::service::ServiceError;
+use crate::app::selfservice::service::TemplateSummary;
 
 /// Self-service for the web UI.
 pub struct UiSelfService {
@@ -138,7 +139,7 @@ fn catalog_change_values(values: &Value) -> Vec<(String, Value)> {
             .map(|e| {
                 Value::from(format!(
                     "+ {}",
-                    crate::selfservice::worker::evidence_line(e)
+                    crate::app::catalog_change::evidence_line(e)
                 ))
             })
             .collect();
@@ -149,7 +150,7 @@ fn catalog_change_values(values: &Value) -> Vec<(String, Value)> {
                 .map(|e| {
                     Value::from(format!(
                         "− {}",
-                        crate::selfservice::worker::evidence_line(e)
+                        crate::app::catalog_change::evidence_line(e)
                     ))
                 }),
         );

@@ -23,7 +23,7 @@ use mirante_domain::{
 };
 
 use super::tree_files;
-use crate::catalog::CatalogSource;
+use crate::adapters::catalog_source::CatalogSource;
 
 /// Most commits walked back from the tip in one read; a longer history starts at the oldest one reached
 /// (and says it is truncated), so one read stays bounded on a monorepo with years of commits.

@@ -275,9 +275,9 @@ mod tests {
     fn every_iac_reference_of_the_demo_catalog_resolves_in_the_demo_monorepo() {
         let dir = tempfile::TempDir::new().unwrap();
         let path = dir.path().join("monorepo.git");
-        let files = crate::selfservice::demo_monorepo();
+        let files = crate::app::selfservice::demo_monorepo();
         crate::adapters::git::init_monorepo(&path, "main", &files).unwrap();
-        let catalog = crate::catalog::CatalogSource::Embedded
+        let catalog = crate::adapters::catalog_source::CatalogSource::Embedded
             .load()
             .unwrap()
             .catalog;

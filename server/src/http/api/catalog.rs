@@ -16,7 +16,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use super::{query::Params, schema};
 use crate::http::error::{ApiError, ErrorBody};
 use crate::{
-    catalog::{CatalogSource, CatalogStore, ReloadOutcome, ReloadTrigger},
+    app::catalog::{CatalogSource, CatalogStore, ReloadOutcome, ReloadTrigger},
     http::auth::Principal,
     http::state::AppState,
 };

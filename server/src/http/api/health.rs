@@ -76,8 +76,8 @@ pub async fn readyz(State(state): State<AppState>) -> Result<Json<Readiness>, Ap
     Ok(Json(Readiness {
         status: "ready",
         database: match state.db.backend() {
-            crate::db::Backend::Sqlite => "sqlite",
-            crate::db::Backend::Postgres => "postgres",
+            crate::adapters::db::Backend::Sqlite => "sqlite",
+            crate::adapters::db::Backend::Postgres => "postgres",
         },
         catalog_hash: current.snapshot.hash.clone(),
     }))

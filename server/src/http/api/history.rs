@@ -20,7 +20,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{query::Params, schema};
 use crate::http::error::{ApiError, ErrorBody, quoted};
-use crate::{catalog::CatalogStore, http::state::AppState};
+use crate::{app::catalog::CatalogStore, http::state::AppState};
 
 /// The history routes.
 pub fn router() -> OpenApiRouter<AppState> {

@@ -14,7 +14,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{query::Params, schema};
 use crate::http::error::{ApiError, ErrorBody, quoted};
-use crate::{catalog::CatalogStore, http::state::AppState};
+use crate::{app::catalog::CatalogStore, http::state::AppState};
 
 /// Page size when `limit` is not given.
 pub const DEFAULT_LIMIT: usize = 50;

@@ -15,9 +15,9 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use super::query::Params;
 use crate::http::error::{ApiError, ErrorBody};
 use crate::{
+    app::probes::{CheckResult, ProbeBoard},
     config::Config,
     http::state::AppState,
-    probes::{CheckResult, ProbeBoard},
 };
 
 /// The live-check routes.

@@ -14,7 +14,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{query::Params, schema};
 use crate::http::error::{ApiError, ErrorBody};
-use crate::{catalog::CatalogStore, http::state::AppState};
+use crate::{app::catalog::CatalogStore, http::state::AppState};
 
 /// The reference routes.
 pub fn router() -> OpenApiRouter<AppState> {

@@ -18,11 +18,11 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use super::{query::Params, schema};
 use crate::http::error::{ApiError, ErrorBody};
 use crate::{
-    catalog::CatalogStore,
+    app::catalog::CatalogStore,
+    app::evidence::{self, LintSettings},
+    app::probes::ProbeBoard,
     config::Config,
-    evidence::{self, LintSettings},
     http::state::AppState,
-    probes::ProbeBoard,
 };
 
 /// The roadmap and findings routes.

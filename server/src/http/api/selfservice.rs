@@ -1,6 +1,6 @@
 //! Self-service over JSON: templates, previews, requests and their decisions, the local merge,
 //! and the forge webhook. Every handler is a thin call into
-//! [`SelfService`](crate::selfservice::service::SelfService), which applies the object-level
+//! [`SelfService`](crate::app::selfservice::service::SelfService), which applies the object-level
 //! rules; the route-level ones are in `auth::policy::ROUTES`. The forge webhook is in
 //! `api::webhook`.
 
@@ -16,18 +16,20 @@ use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use crate::adapters::forge::MergeStyle;
+use crate::app::selfservice::service::CatalogChangeInput;
+use crate::app::selfservice::service::CatalogChangePreview;
+use crate::app::selfservice::service::Preview;
+use crate::app::selfservice::service::RequestDetail;
+use crate::app::selfservice::service::RequestInput;
+use crate::app::selfservice::service::RequestSummary;
+use crate::app::selfservice::service::SelfService;
+use crate::app::selfservice::service::ServiceError;
+use crate::app::selfservice::service::TemplateDetail;
+use crate::app::selfservice::service::TemplateSummary;
+use crate::http::auth::Principal;
 use crate::http::error::{ApiError, ErrorBody};
-use crate::{
-    http::auth::Principal,
-    http::state::AppState,
-    selfservice::{
-        forge::MergeStyle,
-        service::{
-            CatalogChangeInput, CatalogChangePreview, Preview, RequestDetail, RequestInput,
-            RequestSummary, SelfService, ServiceError, TemplateDetail, TemplateSummary,
-        },
-    },
-};
+use crate::http::state::AppState;
 
 /// The self-service routes.
 pub fn router() -> OpenApiRouter<AppState> {

@@ -11,16 +11,15 @@ use axum::{
 use chrono::Utc;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use crate::adapters::db::Db;
+use crate::adapters::db::NewAuditEntry;
+use crate::adapters::forge::WebhookError;
+use crate::adapters::forge::verify_and_parse;
+use crate::app::selfservice::service::SelfService;
+use crate::app::selfservice::service::WebhookOutcome;
+use crate::config::Config;
 use crate::http::error::{ApiError, ErrorBody};
-use crate::{
-    config::Config,
-    db::{Db, NewAuditEntry},
-    http::state::AppState,
-    selfservice::{
-        forge::{WebhookError, verify_and_parse},
-        service::{SelfService, WebhookOutcome},
-    },
-};
+use crate::http::state::AppState;
 
 /// The webhook route.
 pub fn router() -> OpenApiRouter<AppState> {

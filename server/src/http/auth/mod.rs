@@ -39,12 +39,12 @@ use self::{
     policy::{Caller, Decision},
 };
 use crate::{
+    adapters::db::{Db, NewAuditEntry, NewUser},
     adapters::{
         oidc::{PendingLogin, Provider, ProviderSettings},
         session_store::DbSessionStore,
     },
     config::Config,
-    db::{Db, NewAuditEntry, NewUser},
     http::state::AppState,
 };
 
@@ -183,7 +183,7 @@ pub fn session_key(config: &Config) -> anyhow::Result<SecretString> {
     if let Some(key) = &config.session_key {
         return Ok(key.clone());
     }
-    if config.backend()? != crate::db::Backend::Sqlite {
+    if config.backend()? != crate::adapters::db::Backend::Sqlite {
         anyhow::bail!("MIRANTE_SESSION_KEY is required with PostgreSQL");
     }
     let path = config.data_dir.join("session.key");

@@ -13,7 +13,7 @@ use axum::{
 use mirante_domain::{Role, Viewer};
 use mirante_frontend::i18n::{self, Lang};
 
-use crate::db::ApiTokenRecord;
+use crate::adapters::db::ApiTokenRecord;
 
 /// A user of the development sign-in.
 pub struct DemoUser {

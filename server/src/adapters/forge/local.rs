@@ -25,11 +25,10 @@ use super::{
     BranchSpec, DirLimits, DirRead, Forge, ForgeError, ForgeKind, ForgeResult, MergeStyle,
     PullRequest, PullRequestSpec, PullRequestState,
 };
-use crate::{
-    adapters::git::{self, GitResult},
-    db::Db,
-    selfservice::store::LocalPullRequest,
-};
+use crate::adapters::db::Db;
+use crate::adapters::db::requests::LocalPullRequest;
+use crate::adapters::git;
+use crate::adapters::git::GitResult;
 
 /// A git repository on disk with pull requests in the database.
 #[derive(Debug, Clone)]
@@ -221,10 +220,9 @@ mod tests {
     use mirante_domain::monorepo::FileChange;
 
     use super::*;
-    use crate::{
-        adapters::git::{init_monorepo, read_dir_at},
-        selfservice::forge::CommitAuthor,
-    };
+    use crate::adapters::forge::CommitAuthor;
+    use crate::adapters::git::init_monorepo;
+    use crate::adapters::git::read_dir_at;
 
     async fn forge() -> (tempfile::TempDir, LocalForge) {
         let dir = tempfile::tempdir().unwrap();

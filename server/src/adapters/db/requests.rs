@@ -13,7 +13,7 @@ use mirante_domain::request::{self, IllegalTransition, RequestEvent, RequestStat
 use serde::Serialize;
 use sqlx::types::Json;
 
-use crate::db::{Db, DbError};
+use crate::adapters::db::{Db, DbError};
 use mirante_domain::monorepo::{FileChange, PullRequestState};
 
 /// Runs `$body` with `$pool` bound to whichever pool `$db` holds; the body is compiled once
@@ -897,7 +897,7 @@ mod tests {
 
     async fn author(db: &Db) -> Author {
         let user_id = db
-            .upsert_user(&crate::db::NewUser {
+            .upsert_user(&crate::adapters::db::NewUser {
                 issuer: "dev",
                 subject: "rui",
                 username: "rui",

@@ -34,18 +34,32 @@ use serde::{Deserialize, Serialize};
 use similar::TextDiff;
 use utoipa::ToSchema;
 
-use super::{
-    forge::{DirLimits, DirRead, Forge, ForgeError, ForgeKind, MergeStyle, WebhookEvent},
-    store::{Author, Change, NewRequest, RequestRecord, TransitionError, TransitionRecord},
-    template::{RenderContext, RenderError, Rendered, Requester, TemplateSet},
-    worker::{self, Worker},
-};
+use crate::adapters::db::requests::Author;
+use crate::adapters::db::requests::Change;
+use crate::adapters::db::requests::NewRequest;
+use crate::adapters::db::requests::RequestRecord;
+use crate::adapters::db::requests::TransitionError;
+use crate::adapters::db::requests::TransitionRecord;
+use crate::adapters::forge::DirLimits;
+use crate::adapters::forge::DirRead;
+use crate::adapters::forge::Forge;
+use crate::adapters::forge::ForgeError;
+use crate::adapters::forge::ForgeKind;
+use crate::adapters::forge::MergeStyle;
+use crate::adapters::forge::WebhookEvent;
+use crate::app::selfservice::template::RenderContext;
+use crate::app::selfservice::template::RenderError;
+use crate::app::selfservice::template::Rendered;
+use crate::app::selfservice::template::Requester;
+use crate::app::selfservice::template::TemplateSet;
+use crate::app::selfservice::worker;
+use crate::app::selfservice::worker::Worker;
 use crate::{
-    catalog::{CatalogSource, CatalogStore, ReloadTrigger},
-    db::{Db, DbError, NewAuditEntry},
+    adapters::db::{Db, DbError, NewAuditEntry},
+    app::catalog::{CatalogSource, CatalogStore, ReloadTrigger},
 };
 
-pub use catalog_change::{
+pub use crate::app::catalog_change::{
     CATALOG_CHANGE, CatalogChangeInput, CatalogChangePreview, ItemFields, content_sha256,
 };
 

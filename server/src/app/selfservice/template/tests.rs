@@ -6,7 +6,7 @@ use proptest::prelude::*;
 use serde_json::{Value as Json, json};
 
 use super::*;
-use crate::catalog::CatalogSource;
+use crate::app::catalog::CatalogSource;
 
 static CATALOG: LazyLock<Snapshot> = LazyLock::new(|| {
     CatalogSource::Embedded
@@ -839,10 +839,10 @@ fn unsafe_rendered_paths_are_recognised() {
 
 /// The CloudNativePG schemas the postgres-cnpg output must follow (see the fixtures' README).
 const CRDS: [&str; 4] = [
-    include_str!("../../../tests/fixtures/crds/clusters.json"),
-    include_str!("../../../tests/fixtures/crds/databases.json"),
-    include_str!("../../../tests/fixtures/crds/scheduledbackups.json"),
-    include_str!("../../../tests/fixtures/crds/objectstores.json"),
+    include_str!("../../../../tests/fixtures/crds/clusters.json"),
+    include_str!("../../../../tests/fixtures/crds/databases.json"),
+    include_str!("../../../../tests/fixtures/crds/scheduledbackups.json"),
+    include_str!("../../../../tests/fixtures/crds/objectstores.json"),
 ];
 
 /// The schema for a document's apiVersion and kind.

@@ -19,14 +19,23 @@ use rand::RngCore;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use super::{
-    forge::{
-        BranchSpec, CommitAuthor, Forge, ForgeError, PullRequest, PullRequestSpec, PullRequestState,
-    },
-    service::{ItemFields, content_sha256},
-    store::{Change, Job, RequestKind, RequestRecord, TransitionError},
-};
-use crate::{config::Config, db::Db};
+use crate::adapters::db::requests::Change;
+use crate::adapters::db::requests::Job;
+use crate::adapters::db::requests::RequestKind;
+use crate::adapters::db::requests::RequestRecord;
+use crate::adapters::db::requests::TransitionError;
+use crate::adapters::forge::BranchSpec;
+use crate::adapters::forge::CommitAuthor;
+use crate::adapters::forge::Forge;
+use crate::adapters::forge::ForgeError;
+use crate::adapters::forge::PullRequest;
+use crate::adapters::forge::PullRequestSpec;
+use crate::adapters::forge::PullRequestState;
+use crate::app::catalog_change::ItemFields;
+use crate::app::catalog_change::content_sha256;
+use crate::app::catalog_change::evidence_line;
+use crate::app::catalog_change::one_line;
+use crate::{adapters::db::Db, config::Config};
 
 /// The actor named in the timeline for what the worker and the forge do.
 pub const SYSTEM: &str = "system";
@@ -93,7 +102,7 @@ enum StepError {
     #[error(transparent)]
     Forge(#[from] ForgeError),
     #[error("the portal's database failed: {0}")]
-    Db(#[from] crate::db::DbError),
+    Db(#[from] crate::adapters::db::DbError),
     #[error("the request cannot move on: {0}")]
     Transition(#[from] TransitionError),
     #[error("{0}")]
@@ -208,7 +217,7 @@ impl Worker {
     }
 
     /// Works every job that is due now; returns how many it took up.
-    pub async fn run_due(&self) -> Result<usize, crate::db::DbError> {
+    pub async fn run_due(&self) -> Result<usize, crate::adapters::db::DbError> {
         let mut done = 0;
         let lease = i64::try_from(self.settings.lease.as_millis()).unwrap_or(i64::MAX / 2);
         while let Some(job) = self
@@ -464,7 +473,7 @@ impl Worker {
     /// Checks every open pull request on the forge and moves its request on when it was
     /// merged or closed (the fallback for webhooks that never arrived). Returns how many
     /// requests changed.
-    pub async fn poll_open(&self) -> Result<usize, crate::db::DbError> {
+    pub async fn poll_open(&self) -> Result<usize, crate::adapters::db::DbError> {
         let mut changed = 0;
         for request in self
             .db
@@ -547,12 +556,6 @@ fn commit_message(request: &RequestRecord) -> String {
     )
 }
 
-fn one_line(s: &str) -> String {
-    s.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
-}
-
 /// A catalog change's pull request title and body (`templates/forge/catalog_change_*`).
 #[derive(Debug, Clone)]
 pub struct CatalogChangeText {
@@ -592,25 +595,6 @@ struct CatalogBodyTemplate<'a> {
     changes: &'a str,
     reason: &'a str,
     fence: &'a str,
-}
-
-/// An evidence entry in one line, for the pull request and the request's page.
-pub(crate) fn evidence_line(e: &mirante_domain::Evidence) -> String {
-    use mirante_domain::Evidence;
-    one_line(&match e {
-        Evidence::Attestation { by, date, what } => {
-            format!("attestation by {by} on {date}: {what}")
-        }
-        Evidence::Probe { url, expect_status } => format!("probe {url} (expects {expect_status})"),
-        Evidence::Argocd { app, instance } => match instance {
-            Some(i) => format!("argocd app {app} on {i}"),
-            None => format!("argocd app {app}"),
-        },
-        Evidence::Reference { text, url } => match url {
-            Some(u) => format!("reference: {text} ({u})"),
-            None => format!("reference: {text}"),
-        },
-    })
 }
 
 impl CatalogChangeText {
@@ -862,10 +846,10 @@ mod tests {
     use secrecy::SecretString;
 
     use super::*;
-    use crate::selfservice::{
-        forge::{FileChange, local::LocalForge},
-        store::{Author, NewRequest},
-    };
+    use crate::adapters::db::requests::Author;
+    use crate::adapters::db::requests::NewRequest;
+    use crate::adapters::forge::FileChange;
+    use crate::adapters::forge::local::LocalForge;
 
     fn settings() -> WorkerSettings {
         WorkerSettings {
@@ -893,7 +877,7 @@ mod tests {
 
     async fn request(db: &Db, target: &str, needs_approval: bool) -> RequestRecord {
         let user_id = db
-            .upsert_user(&crate::db::NewUser {
+            .upsert_user(&crate::adapters::db::NewUser {
                 issuer: "dev",
                 subject: "rui",
                 username: "rui",
@@ -963,10 +947,7 @@ mod tests {
         assert_eq!(worker.poll_open().await.unwrap(), 0);
         worker
             .forge()
-            .merge(
-                pr.number,
-                crate::selfservice::forge::MergeStyle::FastForward,
-            )
+            .merge(pr.number, crate::adapters::forge::MergeStyle::FastForward)
             .await
             .unwrap();
         assert_eq!(worker.poll_open().await.unwrap(), 1);

@@ -247,8 +247,8 @@ mod tests {
     use super::*;
     use crate::{
         adapters::git::{self, history::HistoryCache},
-        catalog::CatalogSource,
-        selfservice::demo_monorepo,
+        app::catalog::CatalogSource,
+        app::selfservice::demo_monorepo,
     };
 
     const NOW: i64 = 1_796_000_000;

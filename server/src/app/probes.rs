@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 use url::Url;
 use utoipa::ToSchema;
 
-use crate::{catalog::CatalogStore, config::Config};
+use crate::{app::catalog::CatalogStore, config::Config};
 
 /// Redirects a probe follows before it fails.
 pub const MAX_REDIRECTS: usize = 5;

@@ -4,6 +4,8 @@
 //! database where the dialects differ; see `docs/adr/0001-runtime-sql-for-two-databases.md`.
 //! The integration tests run every query on both databases.
 
+pub mod requests;
+
 use std::{str::FromStr, time::Duration};
 
 use chrono::{DateTime, Utc};

@@ -3,14 +3,13 @@
 //! [`RequestKind::CatalogChange`] with the same lifecycle as self-service requests.
 //!
 //! The portal never edits its own copy of the catalog. The item's file is read from the base
-//! branch, edited in place ([`catalog_edit`](crate::selfservice::catalog_edit): only the lines
+//! branch, edited in place ([`catalog_edit`](crate::app::selfservice::catalog_edit): only the lines
 //! of those three fields change), and the whole catalog with the edited file must pass the
 //! same validation as a reload; otherwise every problem is answered as an invalid field.
 //! A change needs no approval in the portal: its author is an admin, and the pull request is
 //! reviewed on the forge (docs/adr/0012-catalog-changes-as-requests.md).
 
-use chrono::{NaiveDate, Utc};
-use mirante_domain::access::{self, Principal};
+use chrono::NaiveDate;
 use mirante_domain::{
     Evidence, Item, Qualifier, State,
     selfservice::{ErrorCode, FieldError, is_forbidden_char},
@@ -20,16 +19,7 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 use utoipa::ToSchema;
 
-use super::{RequestDetail, SelfService, ServiceError, unified_diff};
-use crate::{
-    catalog::CatalogSource,
-    selfservice::{
-        catalog_edit::{EditError, ItemEdit, edit_item},
-        forge::{DirLimits, FileChange, ForgeError, ForgeKind},
-        store::{Author, NewRequest, RequestKind},
-        template::render::dns_label,
-    },
-};
+use crate::app::selfservice::catalog_edit::ItemEdit;
 
 /// The template id recorded on catalog-change requests (never a template's: ids of templates
 /// are DNS labels and this is not one).
@@ -77,7 +67,7 @@ pub struct ItemFields {
 }
 
 impl ItemFields {
-    fn of(item: &Item) -> Self {
+    pub(crate) fn of(item: &Item) -> Self {
         ItemFields {
             state: item.state,
             qualifier: item.qualifier,
@@ -107,19 +97,12 @@ pub struct CatalogChangePreview {
     pub reason: String,
 }
 
-/// A checked change, ready to preview or store.
-struct Plan {
-    preview: CatalogChangePreview,
-    content: String,
-    base_sha256: String,
-}
-
 /// SHA-256 of a file's content, hex: what the worker compares before it proposes.
 pub fn content_sha256(content: &str) -> String {
     hex::encode(Sha256::digest(content.as_bytes()))
 }
 
-fn field_error(
+pub(crate) fn field_error(
     field: &str,
     code: ErrorCode,
     message: String,
@@ -186,7 +169,9 @@ fn check_text(
 }
 
 /// The input as an [`ItemEdit`] and a reason, or every problem with it.
-fn parse_input(input: &CatalogChangeInput) -> Result<(ItemEdit, String), Vec<FieldError>> {
+pub(crate) fn parse_input(
+    input: &CatalogChangeInput,
+) -> Result<(ItemEdit, String), Vec<FieldError>> {
     let mut errors = Vec::new();
     let state = State::parse(input.state.trim());
     if state.is_none() {
@@ -313,254 +298,29 @@ fn check_evidence(errors: &mut Vec<FieldError>, i: usize, e: &Evidence) {
     }
 }
 
-impl SelfService {
-    /// The catalog folder of the monorepo and its files on the base branch, where the change
-    /// is computed. With the catalog read from the local monorepo, its own folder there; with
-    /// a hosted forge, `MIRANTE_MONOREPO_CATALOG` on the base branch, read through the forge
-    /// (the portal may serve a checkout of it, but the change is made against the branch).
-    async fn catalog_at_base(&self) -> Result<(String, Vec<(String, Vec<u8>)>), ServiceError> {
-        if let CatalogSource::Git { repo, dir, .. } = self.catalog.source().clone() {
-            let base = self.base_branch.clone();
-            let folder = dir.clone();
-            let (_, files) = tokio::task::spawn_blocking(move || {
-                crate::adapters::git::read_dir_at(&repo, &base, &folder)
-            })
-            .await
-            .map_err(|e| ServiceError::Internal(e.into()))?
-            .map_err(|e| super::forge_error(e.into()))?;
-            return Ok((dir, files));
-        }
-        let forge = self.forge();
-        if forge.kind() == ForgeKind::Local {
-            return Err(ServiceError::Conflict(
-                "catalog changes with the local forge need the catalog read from its monorepo \
-                 (MIRANTE_CATALOG unset)"
-                    .to_owned(),
-            ));
-        }
-        let dir = self.catalog_folder.clone();
-        let head = forge
-            .branch_head(&self.base_branch)
-            .await
-            .map_err(super::forge_error)?
-            .ok_or_else(|| {
-                ServiceError::Conflict(format!(
-                    "the base branch `{}` is not on the forge",
-                    self.base_branch
-                ))
-            })?;
-        let limits = DirLimits {
-            max_files: super::MONOREPO_CATALOG_MAX_FILES,
-            max_bytes: super::MONOREPO_CATALOG_MAX_BYTES,
-        };
-        let no_catalog = || {
-            ServiceError::Conflict(format!(
-                "the monorepo has no catalog in `{dir}/` on `{}` (MIRANTE_MONOREPO_CATALOG)",
-                self.base_branch
-            ))
-        };
-        let files = match forge.read_dir(&head, &dir, None, limits).await {
-            Ok(read) => read.files.unwrap_or_default(),
-            Err(ForgeError::NotFound(_)) => return Err(no_catalog()),
-            Err(e) => return Err(super::forge_error(e)),
-        };
-        if files.is_empty() {
-            return Err(no_catalog());
-        }
-        Ok((dir, files))
-    }
+pub(crate) fn one_line(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
 
-    /// Checks the change and computes the edited file; nothing is stored.
-    async fn plan_catalog_change(
-        &self,
-        principal: &Principal,
-        id: &str,
-        input: &CatalogChangeInput,
-    ) -> Result<Plan, ServiceError> {
-        if !access::may_change_catalog(&principal.viewer) {
-            return Err(ServiceError::Forbidden(
-                "only admins propose catalog changes".to_owned(),
-            ));
+/// An evidence entry in one line, for the pull request and the request's page.
+pub(crate) fn evidence_line(e: &mirante_domain::Evidence) -> String {
+    use mirante_domain::Evidence;
+    one_line(&match e {
+        Evidence::Attestation { by, date, what } => {
+            format!("attestation by {by} on {date}: {what}")
         }
-        let (edit, reason) = parse_input(input).map_err(ServiceError::Invalid)?;
-        let (dir, files) = self.catalog_at_base().await?;
-        let base = mirante_domain::load_bytes(files.clone()).map_err(|d| {
-            ServiceError::Conflict(format!(
-                "the catalog on `{}` is invalid, fix it first: {d}",
-                self.base_branch
-            ))
-        })?;
-        let item = base
-            .catalog
-            .items
-            .iter()
-            .find(|i| i.id == id)
-            .ok_or_else(|| ServiceError::NotFound(format!("no item `{id}`")))?;
-        let from = ItemFields::of(item);
-        let to = ItemFields {
-            state: edit.state,
-            qualifier: edit.qualifier,
-            evidence: edit.evidence.clone(),
-        };
-        if from == to {
-            return Err(ServiceError::BadRequest(
-                "the change changes nothing: the item already has these values".to_owned(),
-            ));
-        }
-        // The file holding the item: the one the edit finds it in.
-        let mut found = None;
-        for (path, bytes) in &files {
-            if !mirante_domain::load::is_catalog_path(path) {
-                continue;
-            }
-            let Ok(text) = std::str::from_utf8(bytes) else {
-                continue;
-            };
-            if !text.contains(id) {
-                continue;
-            }
-            match edit_item(text, id, &edit) {
-                Ok(new) => {
-                    found = Some((path.clone(), text.to_owned(), new));
-                    break;
-                }
-                Err(EditError::NoItem(_)) => {}
-                Err(e @ (EditError::Unsupported(_) | EditError::Parse(_))) => {
-                    return Err(ServiceError::Conflict(format!("{path}: {e}")));
-                }
-                Err(e @ EditError::Mismatch(_)) => {
-                    return Err(ServiceError::Internal(anyhow::anyhow!("{path}: {e}")));
-                }
-            }
-        }
-        let (path, old, new) =
-            found.ok_or_else(|| ServiceError::NotFound(format!("no item `{id}` in a file")))?;
-        // The whole catalog with the edited file must load as a reload would.
-        let edited: Vec<(String, Vec<u8>)> = files
-            .iter()
-            .map(|(p, b)| {
-                if *p == path {
-                    (p.clone(), new.clone().into_bytes())
-                } else {
-                    (p.clone(), b.clone())
-                }
-            })
-            .collect();
-        if let Err(diagnostics) = mirante_domain::load_bytes(edited) {
-            let errors = diagnostics
-                .0
-                .iter()
-                .map(|d| {
-                    let mut args = Map::new();
-                    args.insert("file".into(), json!(format!("{dir}/{}", d.file)));
-                    args.insert("line".into(), json!(d.line));
-                    args.insert("column".into(), json!(d.column));
-                    args.insert("problem".into(), json!(d.message));
-                    field_error(
-                        "catalog",
-                        ErrorCode::InvalidCatalog,
-                        format!("{dir}/{}:{}:{}: {}", d.file, d.line, d.column, d.message),
-                        args,
-                    )
-                })
-                .collect();
-            return Err(ServiceError::Invalid(errors));
-        }
-        let file = format!("{dir}/{path}");
-        Ok(Plan {
-            preview: CatalogChangePreview {
-                item: item.id.clone(),
-                name: item.name.clone(),
-                diff: unified_diff(&file, Some(&old), &new),
-                file,
-                base: self.base_branch.clone(),
-                from,
-                to,
-                reason,
-            },
-            base_sha256: content_sha256(&old),
-            content: new,
-        })
-    }
-
-    /// What a change of item `id` would propose: the edited file's diff against the base
-    /// branch (admins).
-    pub async fn preview_catalog_change(
-        &self,
-        principal: &Principal,
-        id: &str,
-        input: &CatalogChangeInput,
-    ) -> Result<CatalogChangePreview, ServiceError> {
-        Ok(self
-            .plan_catalog_change(principal, id, input)
-            .await?
-            .preview)
-    }
-
-    /// Checks the change as [`Self::preview_catalog_change`] does, then stores it as a
-    /// request queued for the worker (no approval step) and audits `request.submit`.
-    pub async fn submit_catalog_change(
-        &self,
-        principal: &Principal,
-        id: &str,
-        input: &CatalogChangeInput,
-    ) -> Result<RequestDetail, ServiceError> {
-        let plan = self.plan_catalog_change(principal, id, input).await?;
-        let p = &plan.preview;
-        let viewer = &principal.viewer;
-        let author = Author {
-            user_id: principal.user_id,
-            username: viewer.username.clone(),
-            name: viewer.name.clone(),
-            email: viewer.email.clone(),
-        };
-        let values = json!({
-            "item": p.item,
-            "name": p.name,
-            "file": p.file,
-            "from": p.from,
-            "to": p.to,
-            "reason": p.reason,
-            "base_sha256": plan.base_sha256,
-        });
-        let files = [FileChange {
-            path: p.file.clone(),
-            content: plan.content.clone(),
-        }];
-        let slug = dns_label(&format!("{}-state", p.item));
-        let title = format!("Catalog change: {}", p.name);
-        let record = self
-            .db
-            .insert_request_of_kind(
-                RequestKind::CatalogChange,
-                &NewRequest {
-                    template: CATALOG_CHANGE,
-                    template_title: &title,
-                    values: &values,
-                    files: &files,
-                    target: &p.file,
-                    slug: &slug,
-                    author: &author,
-                    needs_approval: false,
-                    at: Utc::now(),
-                },
-            )
-            .await?;
-        self.audit(
-            &viewer.username,
-            "request.submit",
-            record.id,
-            json!({
-                "kind": RequestKind::CatalogChange,
-                "item": p.item,
-                "file": p.file,
-                "state": {"from": p.from.state, "to": p.to.state},
-            }),
-        )
-        .await;
-        self.worker.wake();
-        self.detail(principal, record).await
-    }
+        Evidence::Probe { url, expect_status } => format!("probe {url} (expects {expect_status})"),
+        Evidence::Argocd { app, instance } => match instance {
+            Some(i) => format!("argocd app {app} on {i}"),
+            None => format!("argocd app {app}"),
+        },
+        Evidence::Reference { text, url } => match url {
+            Some(u) => format!("reference: {text} ({u})"),
+            None => format!("reference: {text}"),
+        },
+    })
 }
 
 #[cfg(test)]

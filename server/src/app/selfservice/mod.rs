@@ -16,9 +16,7 @@
 
 pub mod catalog_edit;
 pub mod demo_history;
-pub mod forge;
 pub mod service;
-pub mod store;
 pub mod template;
 pub mod worker;
 
@@ -26,8 +24,11 @@ use std::{path::Path, sync::Arc};
 
 use anyhow::Context;
 
-use self::forge::{FileChange, Forge, ForgeKind, local::LocalForge};
-use crate::{config::Config, db::Db};
+use crate::adapters::forge::Forge;
+use crate::adapters::forge::ForgeKind;
+use crate::adapters::forge::local::LocalForge;
+use crate::adapters::forge::{self, FileChange};
+use crate::{adapters::db::Db, config::Config};
 
 /// Infrastructure-as-code files of the demo monorepo (`demo-monorepo/` in the source tree),
 /// built in like the catalog: what the demo catalog's `iac:` references point at.
@@ -67,7 +68,7 @@ pub fn demo_monorepo() -> Vec<FileChange> {
             .to_owned(),
     }];
     files.extend(
-        crate::catalog::embedded_files()
+        crate::app::catalog::embedded_files()
             .into_iter()
             .map(|(path, bytes)| FileChange {
                 path: format!("catalog/{path}"),
@@ -135,8 +136,8 @@ pub async fn open_forge(config: &Config, db: &Db) -> anyhow::Result<Arc<dyn Forg
 
 /// Where the catalog comes from: `MIRANTE_CATALOG` when set; else, with the local forge, the
 /// `catalog/` folder of the monorepo's base branch; else the demo catalog built in.
-pub fn catalog_source(config: &Config) -> crate::catalog::CatalogSource {
-    use crate::catalog::CatalogSource;
+pub fn catalog_source(config: &Config) -> crate::app::catalog::CatalogSource {
+    use crate::app::catalog::CatalogSource;
     match (&config.catalog, config.forge) {
         (Some(dir), _) => CatalogSource::dir(dir),
         (None, ForgeKind::Local) => {

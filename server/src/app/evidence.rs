@@ -11,7 +11,7 @@ use mirante_domain::{
     lint::{self, DirMonorepo, Finding, LintOptions, LiveFailure},
 };
 
-use crate::{adapters::git::lookup as git, catalog::CatalogSource, config::Config};
+use crate::{adapters::git::lookup as git, app::catalog::CatalogSource, config::Config};
 
 /// Where IaC references are looked up.
 #[derive(Debug, Clone, PartialEq, Eq)]
