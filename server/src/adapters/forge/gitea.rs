@@ -182,9 +182,6 @@ impl Gitea {
             .api
             .get(self.repo_url(["git", "commits", tip.as_str()]))
             .await?;
-        if commit.parents.len() != 1 {
-            return Err(self.conflict(spec));
-        }
         if let Some(files) = &commit.files {
             // We never delete or rename: such a commit is not ours.
             if files
@@ -193,20 +190,17 @@ impl Gitea {
             {
                 return Err(self.conflict(spec));
             }
-            let touched: BTreeSet<&str> = files.iter().map(|f| f.filename.as_str()).collect();
-            let ours: BTreeSet<&str> = spec.files.iter().map(|f| f.path.as_str()).collect();
-            if touched != ours {
-                return Err(self.conflict(spec));
-            }
         }
-        for file in &spec.files {
-            if self.read_file(&commit.sha, &file.path).await?.as_deref()
-                != Some(file.content.as_str())
-            {
-                return Err(self.conflict(spec));
-            }
+        let changed: Option<BTreeSet<&str>> = commit
+            .files
+            .as_ref()
+            .map(|files| files.iter().map(|f| f.filename.as_str()).collect());
+        let parents = commit.parents.len();
+        if super::holds_exactly_our_files(self, &commit.sha, parents, changed, spec).await? {
+            Ok(commit.sha)
+        } else {
+            Err(self.conflict(spec))
         }
-        Ok(commit.sha)
     }
 
     fn conflict(&self, spec: &BranchSpec) -> ForgeError {

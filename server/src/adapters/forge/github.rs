@@ -403,16 +403,13 @@ impl Forge for GitHub {
             .append_pair("per_page", "100");
         let pulls: Vec<Pull> = self.api.get(url).await?;
         // Newest first; an open one wins over older closed ones.
-        let mut pulls: Vec<PullRequest> = pulls
-            .into_iter()
-            .filter(|p| p.head.name == branch)
-            .map(PullRequest::from)
-            .collect();
-        let open = pulls.iter().position(|p| p.state == PullRequestState::Open);
-        Ok(match open {
-            Some(i) => Some(pulls.swap_remove(i)),
-            None => pulls.into_iter().next(),
-        })
+        Ok(super::preferred_pull_request(
+            pulls
+                .into_iter()
+                .filter(|p| p.head.name == branch)
+                .map(PullRequest::from)
+                .collect(),
+        ))
     }
 
     async fn open_pull_request(&self, spec: &PullRequestSpec) -> ForgeResult<PullRequest> {

@@ -182,18 +182,13 @@ impl GitLab {
         if commit.parent_ids.len() != 1 {
             return Err(self.conflict(spec));
         }
-        let ours: BTreeSet<String> = spec.files.iter().map(|f| f.path.clone()).collect();
-        if self.changed_paths(&commit.id).await? != ours {
-            return Err(self.conflict(spec));
+        let changed = self.changed_paths(&commit.id).await?;
+        let changed = changed.iter().map(String::as_str).collect();
+        if super::holds_exactly_our_files(self, &commit.id, 1, Some(changed), spec).await? {
+            Ok(commit.id)
+        } else {
+            Err(self.conflict(spec))
         }
-        for file in &spec.files {
-            if self.read_file(&commit.id, &file.path).await?.as_deref()
-                != Some(file.content.as_str())
-            {
-                return Err(self.conflict(spec));
-            }
-        }
-        Ok(commit.id)
     }
 
     fn conflict(&self, spec: &BranchSpec) -> ForgeError {
@@ -477,16 +472,13 @@ impl Forge for GitLab {
             .append_pair("source_branch", branch)
             .append_pair("per_page", "100");
         let found: Vec<MergeRequest> = self.api.get(url).await?;
-        let mut found: Vec<PullRequest> = found
-            .into_iter()
-            .filter(|mr| mr.source_branch == branch)
-            .map(PullRequest::from)
-            .collect();
-        let open = found.iter().position(|p| p.state == PullRequestState::Open);
-        Ok(match open {
-            Some(i) => Some(found.swap_remove(i)),
-            None => found.into_iter().next(),
-        })
+        Ok(super::preferred_pull_request(
+            found
+                .into_iter()
+                .filter(|mr| mr.source_branch == branch)
+                .map(PullRequest::from)
+                .collect(),
+        ))
     }
 
     async fn open_pull_request(&self, spec: &PullRequestSpec) -> ForgeResult<PullRequest> {

@@ -144,6 +144,43 @@ impl ForgeError {
 /// The result of a forge call.
 pub type ForgeResult<T> = Result<T, ForgeError>;
 
+/// The pull request a branch stands for among those a forge lists for it (newest first): an
+/// open one wins over older closed or merged ones, else the newest.
+pub(crate) fn preferred_pull_request(mut found: Vec<PullRequest>) -> Option<PullRequest> {
+    match found.iter().position(|p| p.state == PullRequestState::Open) {
+        Some(i) => Some(found.swap_remove(i)),
+        None => found.into_iter().next(),
+    }
+}
+
+/// Whether an existing branch whose tip is `tip` is ours to reuse: the tip is one commit
+/// (`parents` parents) that changed exactly the paths of `spec` (`changed`, the paths the forge
+/// lists for the commit, when it lists them) and each file reads back with our content.
+pub(crate) async fn holds_exactly_our_files(
+    forge: &dyn Forge,
+    tip: &str,
+    parents: usize,
+    changed: Option<std::collections::BTreeSet<&str>>,
+    spec: &BranchSpec,
+) -> ForgeResult<bool> {
+    if parents != 1 {
+        return Ok(false);
+    }
+    if let Some(changed) = changed {
+        let ours: std::collections::BTreeSet<&str> =
+            spec.files.iter().map(|f| f.path.as_str()).collect();
+        if changed != ours {
+            return Ok(false);
+        }
+    }
+    for file in &spec.files {
+        if forge.read_file(tip, &file.path).await?.as_deref() != Some(file.content.as_str()) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
 /// Whether a path inside a listed folder is hidden (one of its names starts with `.`): such
 /// files are left out of [`Forge::read_dir`], as the local forge leaves them out.
 pub(crate) fn is_hidden(path: &str) -> bool {
