@@ -3,8 +3,8 @@
 //! proposing worker) and catalog changes. It uses the adapters and the domain; the HTTP layer
 //! calls it.
 
-pub mod catalog;
-pub mod catalog_change;
-pub mod evidence;
-pub mod probes;
+pub(crate) mod catalog;
+pub(crate) mod catalog_change;
+pub(crate) mod evidence;
+pub(crate) mod probes;
 pub mod selfservice;

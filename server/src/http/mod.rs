@@ -3,15 +3,15 @@
 //! the web UI's view of the application services. Handlers translate between HTTP and the
 //! application services (`crate::app`-level modules); nothing below this layer imports it.
 
-pub mod api;
+pub(crate) mod api;
 pub mod auth;
-pub mod error;
-pub mod exports;
-pub mod middleware;
+pub(crate) mod error;
+pub(crate) mod exports;
+pub(crate) mod middleware;
 pub mod routes;
-pub mod state;
-pub mod ui;
-pub mod web;
+pub(crate) mod state;
+pub(crate) mod ui;
+pub(crate) mod web;
 
 pub use error::ApiError;
 pub use state::AppState;

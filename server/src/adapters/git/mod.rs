@@ -14,11 +14,11 @@
 //! The repository is usually bare (the one the portal creates is); with a non-bare one,
 //! Mirante moves branch references only and never touches the working tree.
 
-pub mod history;
+pub(crate) mod history;
 pub(crate) mod lookup;
-pub mod read;
-pub mod seed;
-pub mod write;
+pub(crate) mod read;
+pub(crate) mod seed;
+pub(crate) mod write;
 
 use std::path::Path;
 

@@ -14,10 +14,10 @@
 //!
 //! The state machine itself is pure and lives in `mirante_domain::request`.
 
-pub mod catalog_edit;
-pub mod demo_history;
+pub(crate) mod catalog_edit;
+pub(crate) mod demo_history;
 pub mod service;
-pub mod template;
+pub(crate) mod template;
 pub mod worker;
 
 use std::{path::Path, sync::Arc};

@@ -38,7 +38,7 @@ use serde::{Deserialize, Serialize};
 
 use mirante_domain::monorepo::FileChange;
 
-pub use load::{MAX_FILE_BYTES, MAX_TEMPLATE_FILES};
+pub use load::MAX_FILE_BYTES;
 
 /// Every template that loaded, and what was wrong with those that did not.
 #[derive(Debug, Clone, Default)]
