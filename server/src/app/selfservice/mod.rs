@@ -1,18 +1,16 @@
 //! Self-service: templates rendered from a form become a pull request on the devops monorepo,
 //! followed until it is merged or closed.
 //!
-//! - [`forge`]: the one trait every forge (the local git repository, GitHub, GitLab,
-//!   Gitea/Forgejo) implements, and what it exchanges; [`forge::local`] is the git repository
-//!   on disk.
 //! - [`template`]: template folders (manifest + skeleton), loaded and rendered safely into the
 //!   files of a request.
-//! - [`store`]: requests, their timeline, the outbox and local pull requests in the database.
 //! - [`worker`]: the background worker that proposes requests and follows pull requests.
 //! - [`service`]: the operations the JSON API and the web UI call, with their authorization.
 //! - the web UI's view of the service layer is `crate::http::ui`.
 //! - [`demo_history`]: the back-dated commits the demo monorepo starts with.
 //!
-//! The state machine itself is pure and lives in `mirante_domain::request`.
+//! The forges (`crate::adapters::forge`) and the requests' tables
+//! (`crate::adapters::db::requests`) are adapters; the state machine itself is pure and lives in
+//! `mirante_domain::request`.
 
 pub(crate) mod catalog_edit;
 pub(crate) mod demo_history;

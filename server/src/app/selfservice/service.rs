@@ -1,8 +1,9 @@
 //! The self-service operations, in one place for every caller: the JSON API
-//! (`api::selfservice`) and the web UI's server functions call these and nothing below them.
+//! (`http::api::selfservice`) and the web UI's server functions call these and nothing below
+//! them.
 //!
 //! Each operation takes the [`Principal`] making it and applies the object-level rules of
-//! `auth::policy` itself (who may use a template, see a request, decide or merge), so a new
+//! `mirante_domain::access` itself (who may use a template, see a request, decide or merge), so a new
 //! caller cannot forget them. Results are plain serialisable types, the same ones the API
 //! answers with.
 //!

@@ -119,7 +119,7 @@ pub struct ReloadResponse {
 
 /// Reads the catalog source again and puts it in force if it is valid.
 ///
-/// Admins only (the policy in `auth::policy` decides; see ADR 0003). A catalog with problems is refused whole with 422 and every problem
+/// Admins only (the policy in `http::auth::policy` decides; see ADR 0003). A catalog with problems is refused whole with 422 and every problem
 /// with its file, line and column; the last good catalog stays in force.
 #[utoipa::path(
     post,

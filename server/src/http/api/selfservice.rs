@@ -1,7 +1,7 @@
 //! Self-service over JSON: templates, previews, requests and their decisions, the local merge,
 //! and the forge webhook. Every handler is a thin call into
 //! [`SelfService`](crate::app::selfservice::service::SelfService), which applies the object-level
-//! rules; the route-level ones are in `auth::policy::ROUTES`. The forge webhook is in
+//! rules; the route-level ones are in `http::auth::policy::ROUTES`. The forge webhook is in
 //! `api::webhook`.
 
 use std::sync::Arc;

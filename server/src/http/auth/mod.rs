@@ -1,8 +1,8 @@
 //! Sign-in, sessions and access control.
 //!
-//! - [`oidc`]: the OpenID Connect relying party (Authentik).
-//! - [`store`]: sessions in the portal's database (tower-sessions' SQL stores).
 //! - [`policy`]: who may use which route.
+//! - the OpenID Connect relying party (`crate::adapters::oidc`) and the sessions' store in the
+//!   portal's database (`crate::adapters::session_store`) are adapters.
 //! - this module: the session layer, the authentication middleware that every request goes
 //!   through (session or API token → [`Viewer`] in the request's extensions, CSRF Origin
 //!   check, the policy's decision), and the `/auth/*`, `/profile` and `/api/v1/me` routes.
