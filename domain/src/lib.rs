@@ -3,14 +3,15 @@
 //! Pure code: no server, database or network. The `load` feature adds reading catalog
 //! directories from disk with file/line/column diagnostics; the wasm bundle leaves it off.
 
+pub mod access;
 pub mod diagnostic;
 pub mod history;
-pub mod identity;
 pub mod link;
 pub mod lint;
 #[cfg(feature = "load")]
 pub mod load;
 pub mod model;
+pub mod monorepo;
 pub mod request;
 pub mod roadmap;
 pub mod selfservice;
@@ -20,8 +21,8 @@ pub mod synthetic;
 #[cfg(feature = "load")]
 pub mod validate;
 
+pub use access::{Principal, Role, Viewer};
 pub use diagnostic::{Diagnostic, Diagnostics};
-pub use identity::{Role, Viewer};
 #[cfg(feature = "load")]
 pub use load::{LoadedCatalog, load_bytes, load_dir, load_files};
 pub use model::*;

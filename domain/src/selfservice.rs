@@ -18,7 +18,7 @@ use regex::{Regex, RegexBuilder};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::identity::Role;
+use crate::access::Role;
 use crate::snapshot::Snapshot;
 
 /// Longest string accepted for a string parameter that sets no `maxLength`.
@@ -424,10 +424,7 @@ impl FieldError {
 impl TemplateManifest {
     /// Whether a user with this role and these groups may use the template.
     pub fn may_use(&self, role: Role, groups: &[String]) -> bool {
-        role == Role::Admin
-            || (self.access.roles.is_empty() && self.access.groups.is_empty())
-            || self.access.roles.contains(&role)
-            || groups.iter().any(|g| self.access.groups.contains(g))
+        crate::access::may_use_template_as(role, groups, &self.access)
     }
 
     /// The parameter called `name`.

@@ -1,7 +1,7 @@
 //! Small pieces shared by pages: state badges, the legend, section headings.
 
 use leptos::prelude::*;
-use mirante_domain::{Evidence, Priority, Qualifier, State, TaskKind};
+use mirante_domain::{Evidence, Priority, Qualifier, State, TaskKind, roadmap::Status};
 
 use crate::i18n::{t, use_i18n};
 
@@ -11,6 +11,15 @@ pub fn state_key(s: State) -> &'static str {
         State::Validated => "state-validated",
         State::Declared => "state-declared",
         State::Desired => "state-desired",
+    }
+}
+
+/// Translation key of a roadmap status.
+pub fn status_key(s: Status) -> &'static str {
+    match s {
+        Status::Done => "status-done",
+        Status::Ready => "status-ready",
+        Status::Blocked => "status-blocked",
     }
 }
 

@@ -10,8 +10,10 @@ use std::fmt::Write as _;
 use html_escape::{encode_double_quoted_attribute as attr, encode_text as text};
 use mirante_domain::roadmap::{LayeredGraph, Status};
 
-use crate::i18n::{Lang, t, t_args};
-use crate::pages::roadmap::status_key;
+use crate::{
+    components::status_key,
+    i18n::{Lang, t, t_args},
+};
 
 /// Width of a node box.
 const NODE_W: usize = 190;

@@ -13,9 +13,9 @@ use clap::{Parser, Subcommand};
 use mirante_domain::lint::Severity;
 
 use crate::{
-    catalog,
+    app::catalog,
+    app::evidence::{self, IacSource, LintSettings},
     config::Config,
-    evidence::{self, IacSource, LintSettings},
     startup::Application,
     telemetry,
 };

@@ -57,7 +57,7 @@ use figment::{
 use secrecy::{ExposeSecret, SecretString};
 use serde::{Deserialize, Serialize};
 
-use crate::selfservice::forge::ForgeKind;
+use crate::adapters::forge::ForgeKind;
 
 /// Environment variable naming the configuration file.
 pub const CONFIG_FILE_ENV: &str = "MIRANTE_CONFIG";
@@ -454,7 +454,7 @@ impl Config {
                 "MIRANTE_SESSION_KEY must be at least 32 characters".to_owned(),
             ));
         }
-        if self.session_key.is_none() && self.backend()? == crate::db::Backend::Postgres {
+        if self.session_key.is_none() && self.backend()? == crate::adapters::db::Backend::Postgres {
             return Err(ConfigError::Auth(
                 "MIRANTE_SESSION_KEY is required with PostgreSQL (it is generated and kept in the data directory only for SQLite)".to_owned(),
             ));
@@ -478,14 +478,14 @@ impl Config {
             )));
         }
         let catalog = self.monorepo_catalog.trim_end_matches('/');
-        if catalog.is_empty() || !crate::selfservice::forge::local::is_safe_path(catalog) {
+        if catalog.is_empty() || !mirante_domain::monorepo::is_safe_path(catalog) {
             return Err(ConfigError::Forge(format!(
                 "MIRANTE_MONOREPO_CATALOG `{}` is not a folder inside the monorepo",
                 self.monorepo_catalog
             )));
         }
         let folder = self.monorepo_templates.trim_end_matches('/');
-        if !folder.is_empty() && !crate::selfservice::forge::local::is_safe_path(folder) {
+        if !folder.is_empty() && !mirante_domain::monorepo::is_safe_path(folder) {
             return Err(ConfigError::Forge(format!(
                 "MIRANTE_MONOREPO_TEMPLATES `{}` is not a folder inside the monorepo",
                 self.monorepo_templates
@@ -567,10 +567,10 @@ impl Config {
     }
 
     /// Which database the URL points at.
-    pub fn backend(&self) -> Result<crate::db::Backend, ConfigError> {
-        crate::db::Backend::from_url(self.database_url().expose_secret()).ok_or_else(|| {
-            ConfigError::DatabaseUrl(redact_url(self.database_url().expose_secret()))
-        })
+    pub fn backend(&self) -> Result<crate::adapters::db::Backend, ConfigError> {
+        crate::adapters::db::Backend::from_url(self.database_url().expose_secret()).ok_or_else(
+            || ConfigError::DatabaseUrl(redact_url(self.database_url().expose_secret())),
+        )
     }
 
     /// The configuration as TOML, secrets redacted, in the form `mirante.toml` takes.

@@ -1,24 +1,15 @@
 //! Mirante's server: the JSON API, the host of the web UI, catalog ingestion, storage and
 //! the command line, as a library so that tests can start the real thing on port 0.
 
-pub mod api;
-pub mod auth;
-pub mod catalog;
+pub mod adapters;
+pub mod app;
 pub mod cli;
 pub mod config;
-pub mod db;
-pub mod evidence;
-pub mod exports;
-pub mod history;
+pub mod http;
 pub mod metrics;
-pub mod middleware;
-pub mod probes;
-pub mod selfservice;
 pub mod startup;
-pub mod state;
 pub mod telemetry;
-pub mod web;
 
 pub use config::Config;
+pub use http::AppState;
 pub use startup::Application;
-pub use state::AppState;

@@ -35,7 +35,7 @@ use metrics_util::MetricKindMask;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use crate::catalog::CatalogStore;
+use crate::app::catalog::CatalogStore;
 
 /// Latency buckets, in seconds: from a cached catalog read to the request timeout.
 const BUCKETS: &[f64] = &[

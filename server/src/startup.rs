@@ -9,20 +9,23 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    api,
-    auth::{self, Auth, store::DbSessionStore},
-    catalog::CatalogStore,
-    config::Config,
-    db::Db,
-    exports, metrics, middleware, probes,
-    selfservice::{
+    adapters::db::Db,
+    adapters::session_store::DbSessionStore,
+    app::catalog::CatalogStore,
+    app::probes,
+    app::selfservice::{
         self,
         service::SelfService,
         template::TemplateSet,
         worker::{Worker, WorkerSettings},
     },
-    state::AppState,
-    web,
+    config::Config,
+    http::{
+        AppState, api,
+        auth::{self, Auth},
+        exports, middleware, web,
+    },
+    metrics,
 };
 
 /// A server that is ready to accept connections: database migrated, catalog loaded,

@@ -9,13 +9,11 @@ use std::{
 };
 
 use chrono::Utc;
-use mirante::{
-    db::{Db, NewUser},
-    selfservice::{
-        forge::FileChange,
-        store::{Author, NewRequest},
-    },
+use mirante::adapters::db::{
+    Db, NewUser,
+    requests::{Author, NewRequest},
 };
+use mirante_domain::monorepo::FileChange;
 use secrecy::SecretString;
 use tempfile::TempDir;
 

@@ -10,12 +10,12 @@ use std::{
 };
 
 use chrono::Utc;
-use mirante::{
-    db::{Db, NewUser},
-    selfservice::{
-        forge::FileChange,
-        store::{Author, NewRequest},
+use mirante::adapters::{
+    db::{
+        Db, NewUser,
+        requests::{Author, NewRequest},
     },
+    forge::FileChange,
 };
 use mirante_domain::request::RequestState;
 use secrecy::SecretString;

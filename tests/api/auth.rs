@@ -6,7 +6,7 @@ use std::{
     process::{Child, Command, Stdio},
 };
 
-use mirante::auth::policy::{self, Access};
+use mirante::http::auth::policy::{self, Access};
 use reqwest::{Client, Response, StatusCode, Url};
 use secrecy::SecretString;
 use serde_json::Value;
@@ -626,7 +626,7 @@ on_both_databases! {
     async fn a_token_used_again_within_a_minute_costs_no_write(backend: Backend) {
         let app = spawn_app(backend).await;
         let token = seed_token(&app.db, "script", &["researchers"]).await;
-        let hash = mirante::auth::token_hash(&token);
+        let hash = mirante::http::auth::token_hash(&token);
         let use_it = || app.anonymous.get(format!("{}/api/v1/me", app.address)).bearer_auth(&token).send();
 
         assert_eq!(use_it().await.unwrap().status(), StatusCode::OK);
@@ -665,7 +665,7 @@ on_both_databases! {
         let admin = app.dev_browser("ada").await;
         let csrf_r = csrf_token(&app, &researcher).await;
         let csrf_a = csrf_token(&app, &admin).await;
-        let mut routes = mirante::auth::all_routes();
+        let mut routes = mirante::http::routes::all_routes();
         routes.sort_by(|a, b| (a.1.as_str(), a.0.as_str()).cmp(&(b.1.as_str(), b.0.as_str())));
         routes.dedup();
         let mut wrong = Vec::new();

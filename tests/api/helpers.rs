@@ -6,7 +6,7 @@ use std::{
     sync::Once,
 };
 
-use mirante::{Application, Config, db::Db};
+use mirante::{Application, Config, adapters::db::Db};
 use reqwest::{Response, Url};
 use secrecy::SecretString;
 use serde_json::Value;
@@ -71,7 +71,7 @@ pub struct TestApp {
     pub data_dir: PathBuf,
     /// The server's proposing worker, to wake it after writing a request straight to the
     /// database.
-    pub worker: std::sync::Arc<mirante::selfservice::worker::Worker>,
+    pub worker: std::sync::Arc<mirante::app::selfservice::worker::Worker>,
     /// `http://<metrics address>` when the test configured `metrics_bind`.
     pub metrics_address: Option<String>,
     _catalog_dir: Option<TempDir>,
@@ -291,7 +291,7 @@ pub async fn spawn_configured(
 pub async fn seed_token(db: &Db, username: &str, groups: &[&str]) -> String {
     let groups: Vec<String> = groups.iter().map(|g| (*g).to_owned()).collect();
     let user = db
-        .upsert_user(&mirante::db::NewUser {
+        .upsert_user(&mirante::adapters::db::NewUser {
             issuer: "test",
             subject: username,
             username,
@@ -306,7 +306,7 @@ pub async fn seed_token(db: &Db, username: &str, groups: &[&str]) -> String {
     db.create_api_token(
         user,
         "tests",
-        &mirante::auth::token_hash(&token),
+        &mirante::http::auth::token_hash(&token),
         chrono::Utc::now(),
     )
     .await

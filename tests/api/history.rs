@@ -86,7 +86,7 @@ on_both_databases! {
         let commit = changes[2]["commit"].as_str().unwrap();
         assert!(commit.len() == 40 && commit.bytes().all(|b| b.is_ascii_hexdigit()));
         let tip = body["tip"].as_str().unwrap();
-        let (head, _) = mirante::selfservice::forge::local::read_dir_at(&app.data_dir.join("monorepo"), "main", "catalog").unwrap();
+        let (head, _) = mirante::adapters::git::read_dir_at(&app.data_dir.join("monorepo"), "main", "catalog").unwrap();
         assert_eq!(tip, head);
     }
 

@@ -5,10 +5,8 @@
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
-use mirante::selfservice::{
-    forge::FileChange,
-    store::{Author, NewRequest},
-};
+use mirante::adapters::db::requests::{Author, NewRequest};
+use mirante_domain::monorepo::FileChange;
 use serde_json::json;
 
 use crate::helpers::{Backend, CatalogSetup, TestApp, spawn_configured};
@@ -176,7 +174,7 @@ async fn worker_jobs_are_counted_by_outcome() {
     );
     let user_id = app
         .db
-        .upsert_user(&mirante::db::NewUser {
+        .upsert_user(&mirante::adapters::db::NewUser {
             issuer: "test",
             subject: "test-admin",
             username: "test-admin",

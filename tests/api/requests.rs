@@ -8,9 +8,9 @@ use std::{
 };
 
 use chrono::Utc;
-use mirante::selfservice::{
+use mirante::adapters::{
+    db::requests::{Author, NewRequest},
     forge::FileChange,
-    store::{Author, NewRequest},
 };
 use serde_json::{Value, json};
 
@@ -118,7 +118,7 @@ pub(crate) fn preview_files(preview: &Value) -> Vec<(String, String)> {
 async fn seed_request(app: &TestApp, target: &str, files: Vec<FileChange>) -> i64 {
     let user_id = app
         .db
-        .upsert_user(&mirante::db::NewUser {
+        .upsert_user(&mirante::adapters::db::NewUser {
             issuer: "test",
             subject: "test-admin",
             username: "test-admin",
@@ -155,7 +155,7 @@ async fn seed_request(app: &TestApp, target: &str, files: Vec<FileChange>) -> i6
 
 /// A request that the forge has pull request `number` for, as the worker leaves it.
 async fn seed_proposed(app: &TestApp, number: i64) -> i64 {
-    use mirante::selfservice::store::Change;
+    use mirante::adapters::db::requests::Change;
     use mirante_domain::request::RequestEvent;
     let id = seed_request(
         app,
@@ -475,7 +475,7 @@ on_both_databases! {
     async fn merging_a_catalog_change_reloads_the_catalog_from_the_monorepo(backend: Backend) {
         let app = spawn_app_with(backend, CatalogSetup::Embedded).await;
         let before = app.get_json("/api/v1/catalog", 200).await;
-        let (commit, _) = mirante::selfservice::forge::local::read_dir_at(
+        let (commit, _) = mirante::adapters::git::read_dir_at(
             &app.data_dir.join("monorepo"),
             "main",
             "catalog",
@@ -532,7 +532,7 @@ on_both_databases! {
 
     async fn a_signed_webhook_moves_the_request_of_its_pull_request_and_ignores_others(backend: Backend) {
         let app = spawn_configured(backend, CatalogSetup::Small, |config, _| {
-            config.forge = mirante::selfservice::forge::ForgeKind::Gitlab;
+            config.forge = mirante::adapters::forge::ForgeKind::Gitlab;
             config.monorepo = Some("infra/devops".into());
             config.forge_url = Some("http://127.0.0.1:9".into());
             config.forge_token = Some(secrecy::SecretString::from("glpat-test"));

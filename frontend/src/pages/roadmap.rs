@@ -11,19 +11,10 @@ use mirante_domain::{
 
 use crate::{
     api::roadmap::{get_roadmap, get_roadmap_graph},
-    components::{LoadError, Loading, PriorityBadge, StateBadge, state_key},
+    components::{LoadError, Loading, PriorityBadge, StateBadge, state_key, status_key},
     i18n::{t, t_args, use_i18n},
     pages::history::BurnupSection,
 };
-
-/// Translation key of a roadmap status.
-pub fn status_key(s: Status) -> &'static str {
-    match s {
-        Status::Done => "status-done",
-        Status::Ready => "status-ready",
-        Status::Blocked => "status-blocked",
-    }
-}
 
 /// A chip naming the status.
 #[component]

@@ -24,7 +24,7 @@ use sqlx::{
     sqlite::{SqliteConnectOptions, SqliteLockingMode},
 };
 
-use crate::{config::Config, db::Backend};
+use crate::{adapters::db::Backend, config::Config};
 
 /// The migrations this binary applies, to refuse a backup made by a newer Mirante.
 static MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/sqlite");

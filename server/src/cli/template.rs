@@ -11,11 +11,11 @@ use chrono::{DateTime, Utc};
 use mirante_domain::Snapshot;
 
 use crate::{
-    catalog::CatalogSource,
-    config::Config,
-    selfservice::template::{
+    app::catalog::CatalogSource,
+    app::selfservice::template::{
         MAX_FILE_BYTES, RenderContext, RenderError, Requester, TemplateSet, render::check_path,
     },
+    config::Config,
 };
 
 /// Validates the templates in `dir`, writing the problems or the summary to `out`.

@@ -15,7 +15,7 @@ use axum::{
     http::StatusCode,
     response::{IntoResponse, Response},
 };
-use mirante::selfservice::forge::Forge;
+use mirante::adapters::forge::Forge;
 use reqwest::Url;
 use secrecy::SecretString;
 use serde_json::{Value, json};
@@ -75,7 +75,7 @@ pub trait Model: Send + 'static {
     /// The operation that lists a tree (a folder).
     const TREE_OP: &'static str;
     /// Which forge this is, for the portal's configuration.
-    const KIND: mirante::selfservice::forge::ForgeKind;
+    const KIND: mirante::adapters::forge::ForgeKind;
 
     fn new(repo: Repo) -> Self;
     /// Checks method, path, query, headers and body against the documented API.

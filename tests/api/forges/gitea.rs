@@ -11,7 +11,7 @@ use std::{
 };
 
 use base64::Engine as _;
-use mirante::selfservice::forge::{Forge, Gitea};
+use mirante::adapters::forge::{Forge, Gitea};
 use reqwest::Url;
 use secrecy::SecretString;
 use serde_json::{Value, json};
@@ -201,8 +201,7 @@ impl Model for GiteaModel {
     const FOLDER_FILE_OP: &'static str = "GetBlob";
     const HEAD_OP: &'static str = "repoGetBranch";
     const TREE_OP: &'static str = "GetTree";
-    const KIND: mirante::selfservice::forge::ForgeKind =
-        mirante::selfservice::forge::ForgeKind::Gitea;
+    const KIND: mirante::adapters::forge::ForgeKind = mirante::adapters::forge::ForgeKind::Gitea;
 
     fn new(repo: Repo) -> Self {
         GiteaModel { repo }

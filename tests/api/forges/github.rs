@@ -11,7 +11,7 @@ use std::{
 };
 
 use base64::Engine as _;
-use mirante::selfservice::forge::{Forge, GitHub};
+use mirante::adapters::forge::{Forge, GitHub};
 use reqwest::Url;
 use secrecy::SecretString;
 use serde_json::{Value, json};
@@ -110,8 +110,7 @@ impl Model for GitHubModel {
     const FOLDER_FILE_OP: &'static str = "git/get-blob";
     const HEAD_OP: &'static str = "git/get-ref";
     const TREE_OP: &'static str = "git/get-tree";
-    const KIND: mirante::selfservice::forge::ForgeKind =
-        mirante::selfservice::forge::ForgeKind::Github;
+    const KIND: mirante::adapters::forge::ForgeKind = mirante::adapters::forge::ForgeKind::Github;
 
     fn new(repo: Repo) -> Self {
         GitHubModel { repo }

@@ -11,7 +11,7 @@ use std::{
 };
 
 use base64::Engine as _;
-use mirante::selfservice::forge::{Forge, GitLab};
+use mirante::adapters::forge::{Forge, GitLab};
 use reqwest::Url;
 use secrecy::SecretString;
 use serde_json::{Value, json};
@@ -220,8 +220,7 @@ impl Model for GitLabModel {
     const FOLDER_FILE_OP: &'static str = "files/raw";
     const HEAD_OP: &'static str = "branches/get";
     const TREE_OP: &'static str = "tree/list";
-    const KIND: mirante::selfservice::forge::ForgeKind =
-        mirante::selfservice::forge::ForgeKind::Gitlab;
+    const KIND: mirante::adapters::forge::ForgeKind = mirante::adapters::forge::ForgeKind::Gitlab;
 
     fn new(repo: Repo) -> Self {
         GitLabModel { repo }

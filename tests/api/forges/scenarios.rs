@@ -1,6 +1,6 @@
 //! What every hosted forge client must do, written once and run against each checked fake.
 
-use mirante::selfservice::forge::{
+use mirante::adapters::forge::{
     BranchSpec, CommitAuthor, DirLimits, FileChange, ForgeError, PullRequestSpec, PullRequestState,
 };
 use serde_json::json;

@@ -2,7 +2,7 @@
 //! checked fake, offers a template as soon as it is on the base branch, keeps the last good
 //! templates while the forge is down or the folder is too large, and says why to admins.
 
-use mirante::selfservice::service::MONOREPO_TEMPLATES_MAX_FILES;
+use mirante::app::selfservice::service::MONOREPO_TEMPLATES_MAX_FILES;
 use serde_json::{Value, json};
 
 use super::fake::{Fake, Model, TOKEN};

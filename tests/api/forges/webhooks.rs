@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 
 use axum::http::{HeaderMap, HeaderValue};
 use hmac::{Hmac, Mac};
-use mirante::selfservice::forge::{
+use mirante::adapters::forge::{
     ForgeKind, PullRequestState, WebhookError, WebhookEvent, verify_and_parse,
 };
 use secrecy::SecretString;

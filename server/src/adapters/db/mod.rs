@@ -1,0 +1,788 @@
+//! Storage on SQLite (the default) or PostgreSQL, picked from the database URL's scheme.
+//!
+//! Queries are plain SQL strings run with `sqlx::query`/`query_as` and `bind`, one string per
+//! database where the dialects differ; see `docs/adr/0001-runtime-sql-for-two-databases.md`.
+//! The integration tests run every query on both databases.
+
+pub mod requests;
+
+use std::{str::FromStr, time::Duration};
+
+use chrono::{DateTime, Utc};
+use secrecy::{ExposeSecret, SecretString};
+use serde::Serialize;
+use sqlx::{
+    PgPool, SqlitePool,
+    postgres::{PgConnectOptions, PgPoolOptions},
+    sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous},
+};
+
+/// Which database a URL points at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Backend {
+    /// An SQLite file (or `sqlite::memory:`).
+    Sqlite,
+    /// A PostgreSQL server.
+    Postgres,
+}
+
+impl Backend {
+    /// The backend for a `sqlite:` or `postgres:`/`postgresql:` URL.
+    pub fn from_url(url: &str) -> Option<Self> {
+        let scheme = url.split_once(':')?.0.to_ascii_lowercase();
+        match scheme.as_str() {
+            "sqlite" => Some(Backend::Sqlite),
+            "postgres" | "postgresql" => Some(Backend::Postgres),
+            _ => None,
+        }
+    }
+}
+
+/// Why the database could not be opened or used.
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    /// The URL is neither `sqlite:` nor `postgres:`.
+    #[error("unsupported database URL: expected sqlite://… or postgres://…")]
+    UnsupportedScheme,
+    /// The directory for the SQLite file could not be created.
+    #[error("cannot create the database directory {path}: {source}")]
+    CreateDir {
+        /// The directory.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A connection or a query failed.
+    #[error(transparent)]
+    Sqlx(#[from] sqlx::Error),
+    /// Applying the migrations failed.
+    #[error("database migration failed: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    /// A stored JSON value did not parse.
+    #[error("stored JSON is malformed: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+/// A connection pool to one of the supported databases. Cheap to clone.
+#[derive(Debug, Clone)]
+pub enum Db {
+    /// SQLite.
+    Sqlite(SqlitePool),
+    /// PostgreSQL.
+    Postgres(PgPool),
+}
+
+/// A catalog snapshot to record.
+#[derive(Debug, Clone)]
+pub struct NewSnapshot<'a> {
+    /// Content hash.
+    pub hash: &'a str,
+    /// Source revision, when known.
+    pub revision: Option<&'a str>,
+    /// `embedded` or `dir:<path>`.
+    pub source: &'a str,
+    /// Number of items.
+    pub item_count: i64,
+    /// When it was loaded.
+    pub loaded_at: DateTime<Utc>,
+}
+
+/// A recorded catalog snapshot.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
+pub struct SnapshotRecord {
+    /// Key.
+    pub catalog_snapshot_id: i64,
+    /// Content hash.
+    pub hash: String,
+    /// Source revision, when known.
+    pub revision: Option<String>,
+    /// `embedded` or `dir:<path>`.
+    pub source: String,
+    /// Number of items.
+    pub item_count: i64,
+    /// When this content was first loaded.
+    pub loaded_at: DateTime<Utc>,
+}
+
+/// An audit entry to append.
+#[derive(Debug, Clone)]
+pub struct NewAuditEntry<'a> {
+    /// When it happened.
+    pub at: DateTime<Utc>,
+    /// Who did it.
+    pub actor: &'a str,
+    /// What was done (`catalog.reload`).
+    pub action: &'a str,
+    /// What it was done to.
+    pub target: &'a str,
+    /// Anything else worth keeping.
+    pub detail: serde_json::Value,
+}
+
+/// A stored audit entry.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AuditEntry {
+    /// Key.
+    pub audit_log_id: i64,
+    /// When it happened.
+    pub at: DateTime<Utc>,
+    /// Who did it.
+    pub actor: String,
+    /// What was done.
+    pub action: String,
+    /// What it was done to.
+    pub target: String,
+    /// Anything else worth keeping.
+    pub detail: serde_json::Value,
+}
+
+/// The row as both databases return it: the detail as JSON text.
+#[derive(sqlx::FromRow)]
+struct AuditRow {
+    audit_log_id: i64,
+    at: DateTime<Utc>,
+    actor: String,
+    action: String,
+    target: String,
+    detail: String,
+}
+
+impl TryFrom<AuditRow> for AuditEntry {
+    type Error = DbError;
+
+    fn try_from(row: AuditRow) -> Result<Self, DbError> {
+        Ok(AuditEntry {
+            audit_log_id: row.audit_log_id,
+            at: row.at,
+            actor: row.actor,
+            action: row.action,
+            target: row.target,
+            detail: serde_json::from_str(&row.detail)?,
+        })
+    }
+}
+
+/// A user as the identity provider describes them at sign-in.
+#[derive(Debug, Clone)]
+pub struct NewUser<'a> {
+    /// The OpenID issuer, or `dev`.
+    pub issuer: &'a str,
+    /// The subject at that issuer.
+    pub subject: &'a str,
+    /// Login name.
+    pub username: &'a str,
+    /// Display name.
+    pub name: &'a str,
+    /// E-mail address.
+    pub email: Option<&'a str>,
+    /// Provider groups.
+    pub groups: &'a [String],
+    /// When they signed in.
+    pub at: DateTime<Utc>,
+}
+
+/// A stored user.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UserRecord {
+    /// Key.
+    pub app_user_id: i64,
+    /// The OpenID issuer, or `dev`.
+    pub issuer: String,
+    /// The subject at that issuer.
+    pub subject: String,
+    /// Login name.
+    pub username: String,
+    /// Display name.
+    pub name: String,
+    /// E-mail address.
+    pub email: Option<String>,
+    /// Provider groups at the last sign-in.
+    pub groups: Vec<String>,
+    /// First sign-in.
+    pub first_login_at: DateTime<Utc>,
+    /// Last sign-in.
+    pub last_login_at: DateTime<Utc>,
+}
+
+#[derive(sqlx::FromRow)]
+struct UserRow {
+    app_user_id: i64,
+    issuer: String,
+    subject: String,
+    username: String,
+    name: String,
+    email: Option<String>,
+    groups: String,
+    first_login_at: DateTime<Utc>,
+    last_login_at: DateTime<Utc>,
+}
+
+impl TryFrom<UserRow> for UserRecord {
+    type Error = DbError;
+
+    fn try_from(r: UserRow) -> Result<Self, DbError> {
+        Ok(UserRecord {
+            app_user_id: r.app_user_id,
+            issuer: r.issuer,
+            subject: r.subject,
+            username: r.username,
+            name: r.name,
+            email: r.email,
+            groups: serde_json::from_str(&r.groups)?,
+            first_login_at: r.first_login_at,
+            last_login_at: r.last_login_at,
+        })
+    }
+}
+
+/// A personal API token as its owner sees it (never the token or its hash).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow)]
+pub struct ApiTokenRecord {
+    /// Key.
+    pub api_token_id: i64,
+    /// What the owner called it.
+    pub name: String,
+    /// When it was made.
+    pub created_at: DateTime<Utc>,
+    /// When it was last used.
+    pub last_used_at: Option<DateTime<Utc>>,
+    /// When it was revoked.
+    pub revoked_at: Option<DateTime<Utc>>,
+}
+
+/// An active API token as the authentication layer reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActiveApiToken {
+    /// Its id.
+    pub api_token_id: i64,
+    /// Its owner.
+    pub app_user_id: i64,
+    /// When it was last noted as used.
+    pub last_used_at: Option<DateTime<Utc>>,
+}
+
+static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/sqlite");
+static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/postgres");
+
+impl Db {
+    /// Opens a pool for the URL, creating the SQLite file (and its directory) when missing.
+    ///
+    /// Connections are opened lazily beyond the first, which is opened here so that a wrong
+    /// URL or an unreachable server fails at start-up.
+    pub async fn connect(url: &SecretString, max_connections: u32) -> Result<Self, DbError> {
+        let url = url.expose_secret();
+        match Backend::from_url(url).ok_or(DbError::UnsupportedScheme)? {
+            Backend::Sqlite => {
+                let options = SqliteConnectOptions::from_str(url)?
+                    .create_if_missing(true)
+                    // WAL lets readers proceed while a reload writes; NORMAL is durable
+                    // enough under WAL and avoids an fsync per commit.
+                    .journal_mode(SqliteJournalMode::Wal)
+                    .synchronous(SqliteSynchronous::Normal)
+                    .foreign_keys(true)
+                    .busy_timeout(Duration::from_secs(5));
+                let file = options.get_filename();
+                if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty())
+                    && file.as_os_str() != ":memory:"
+                {
+                    std::fs::create_dir_all(dir).map_err(|source| DbError::CreateDir {
+                        path: dir.display().to_string(),
+                        source,
+                    })?;
+                }
+                // No ping before handing out a connection: the database is a local file that
+                // cannot drop a connection the way a server can, and the ping was a round trip
+                // to the connection's worker thread on every query. A failing connection still
+                // fails its query, and sqlx closes it.
+                let pool = SqlitePoolOptions::new()
+                    .max_connections(max_connections.max(1))
+                    .acquire_timeout(Duration::from_secs(5))
+                    .test_before_acquire(false)
+                    .connect_with(options)
+                    .await?;
+                Ok(Db::Sqlite(pool))
+            }
+            Backend::Postgres => {
+                let options = PgConnectOptions::from_str(url)?;
+                // The default ping before each hand-out stays: a server, a proxy or a firewall
+                // can close an idle connection, and the ping finds that out before a query
+                // fails on it.
+                let pool = PgPoolOptions::new()
+                    .max_connections(max_connections.max(1))
+                    .acquire_timeout(Duration::from_secs(5))
+                    .connect_with(options)
+                    .await?;
+                Ok(Db::Postgres(pool))
+            }
+        }
+    }
+
+    /// Which database this is.
+    pub fn backend(&self) -> Backend {
+        match self {
+            Db::Sqlite(_) => Backend::Sqlite,
+            Db::Postgres(_) => Backend::Postgres,
+        }
+    }
+
+    /// Applies the migrations embedded in the binary that the database has not seen yet.
+    pub async fn migrate(&self) -> Result<(), DbError> {
+        match self {
+            Db::Sqlite(pool) => SQLITE_MIGRATIONS.run(pool).await?,
+            Db::Postgres(pool) => POSTGRES_MIGRATIONS.run(pool).await?,
+        }
+        Ok(())
+    }
+
+    /// Checks that the database answers.
+    pub async fn ping(&self) -> Result<(), DbError> {
+        let sql = "select 1";
+        match self {
+            Db::Sqlite(pool) => {
+                sqlx::query(sql).execute(pool).await?;
+            }
+            Db::Postgres(pool) => {
+                sqlx::query(sql).execute(pool).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Records a catalog snapshot; returns whether this content was new to the database.
+    pub async fn record_snapshot(&self, s: &NewSnapshot<'_>) -> Result<bool, DbError> {
+        let affected = match self {
+            Db::Sqlite(pool) => {
+                // language=sqlite
+                let sql =
+                    "insert into catalog_snapshot (hash, revision, source, item_count, loaded_at)
+                           values (?, ?, ?, ?, ?)
+                           on conflict (hash) do nothing";
+                sqlx::query(sql)
+                    .bind(s.hash)
+                    .bind(s.revision)
+                    .bind(s.source)
+                    .bind(s.item_count)
+                    .bind(s.loaded_at)
+                    .execute(pool)
+                    .await?
+                    .rows_affected()
+            }
+            Db::Postgres(pool) => {
+                // language=postgresql
+                let sql =
+                    "insert into catalog_snapshot (hash, revision, source, item_count, loaded_at)
+                           values ($1, $2, $3, $4, $5)
+                           on conflict (hash) do nothing";
+                sqlx::query(sql)
+                    .bind(s.hash)
+                    .bind(s.revision)
+                    .bind(s.source)
+                    .bind(s.item_count)
+                    .bind(s.loaded_at)
+                    .execute(pool)
+                    .await?
+                    .rows_affected()
+            }
+        };
+        Ok(affected == 1)
+    }
+
+    /// The most recently recorded snapshots, newest first.
+    pub async fn list_snapshots(&self, limit: i64) -> Result<Vec<SnapshotRecord>, DbError> {
+        let rows = match self {
+            Db::Sqlite(pool) => {
+                // language=sqlite
+                let sql =
+                    "select catalog_snapshot_id, hash, revision, source, item_count, loaded_at
+                           from catalog_snapshot
+                           order by catalog_snapshot_id desc
+                           limit ?";
+                sqlx::query_as(sql).bind(limit).fetch_all(pool).await?
+            }
+            Db::Postgres(pool) => {
+                // language=postgresql
+                let sql =
+                    "select catalog_snapshot_id, hash, revision, source, item_count, loaded_at
+                           from catalog_snapshot
+                           order by catalog_snapshot_id desc
+                           limit $1";
+                sqlx::query_as(sql).bind(limit).fetch_all(pool).await?
+            }
+        };
+        Ok(rows)
+    }
+
+    /// Appends an audit entry; returns its id.
+    pub async fn append_audit(&self, e: &NewAuditEntry<'_>) -> Result<i64, DbError> {
+        let detail = e.detail.to_string();
+        let id = match self {
+            Db::Sqlite(pool) => {
+                // language=sqlite
+                let sql = "insert into audit_log (at, actor, action, target, detail)
+                           values (?, ?, ?, ?, ?)
+                           returning audit_log_id";
+                sqlx::query_scalar(sql)
+                    .bind(e.at)
+                    .bind(e.actor)
+                    .bind(e.action)
+                    .bind(e.target)
+                    .bind(detail)
+                    .fetch_one(pool)
+                    .await?
+            }
+            Db::Postgres(pool) => {
+                // language=postgresql
+                let sql = "insert into audit_log (at, actor, action, target, detail)
+                           values ($1, $2, $3, $4, $5::jsonb)
+                           returning audit_log_id";
+                sqlx::query_scalar(sql)
+                    .bind(e.at)
+                    .bind(e.actor)
+                    .bind(e.action)
+                    .bind(e.target)
+                    .bind(detail)
+                    .fetch_one(pool)
+                    .await?
+            }
+        };
+        Ok(id)
+    }
+
+    /// The most recent audit entries, newest first.
+    pub async fn list_audit(&self, limit: i64) -> Result<Vec<AuditEntry>, DbError> {
+        let rows: Vec<AuditRow> = match self {
+            Db::Sqlite(pool) => {
+                // language=sqlite
+                let sql = "select audit_log_id, at, actor, action, target, detail
+                           from audit_log
+                           order by audit_log_id desc
+                           limit ?";
+                sqlx::query_as(sql).bind(limit).fetch_all(pool).await?
+            }
+            Db::Postgres(pool) => {
+                // language=postgresql
+                let sql = "select audit_log_id, at, actor, action, target, detail::text as detail
+                           from audit_log
+                           order by audit_log_id desc
+                           limit $1";
+                sqlx::query_as(sql).bind(limit).fetch_all(pool).await?
+            }
+        };
+        rows.into_iter().map(AuditEntry::try_from).collect()
+    }
+
+    /// Creates or updates the user `(issuer, subject)` at sign-in; returns its id.
+    pub async fn upsert_user(&self, u: &NewUser<'_>) -> Result<i64, DbError> {
+        let groups = serde_json::to_string(u.groups)?;
+        let id = match self {
+            Db::Sqlite(pool) => {
+                // language=sqlite
+                let sql = "insert into app_user (issuer, subject, username, name, email, groups,
+                                                 first_login_at, last_login_at)
+                           values (?, ?, ?, ?, ?, ?, ?, ?)
+                           on conflict (issuer, subject) do update set
+                               username = excluded.username, name = excluded.name,
+                               email = excluded.email, groups = excluded.groups,
+                               last_login_at = excluded.last_login_at
+                           returning app_user_id";
+                sqlx::query_scalar(sql)
+                    .bind(u.issuer)
+                    .bind(u.subject)
+                    .bind(u.username)
+                    .bind(u.name)
+                    .bind(u.email)
+                    .bind(groups)
+                    .bind(u.at)
+                    .bind(u.at)
+                    .fetch_one(pool)
+                    .await?
+            }
+            Db::Postgres(pool) => {
+                // language=postgresql
+                let sql = "insert into app_user (issuer, subject, username, name, email, groups,
+                                                 first_login_at, last_login_at)
+                           values ($1, $2, $3, $4, $5, $6::jsonb, $7, $7)
+                           on conflict (issuer, subject) do update set
+                               username = excluded.username, name = excluded.name,
+                               email = excluded.email, groups = excluded.groups,
+                               last_login_at = excluded.last_login_at
+                           returning app_user_id";
+                sqlx::query_scalar(sql)
+                    .bind(u.issuer)
+                    .bind(u.subject)
+                    .bind(u.username)
+                    .bind(u.name)
+                    .bind(u.email)
+                    .bind(groups)
+                    .bind(u.at)
+                    .fetch_one(pool)
+                    .await?
+            }
+        };
+        Ok(id)
+    }
+
+    /// A user by id.
+    pub async fn user(&self, id: i64) -> Result<Option<UserRecord>, DbError> {
+        let row: Option<UserRow> = match self {
+            Db::Sqlite(pool) => {
+                // language=sqlite
+                let sql = "select app_user_id, issuer, subject, username, name, email, groups,
+                                  first_login_at, last_login_at
+                           from app_user where app_user_id = ?";
+                sqlx::query_as(sql).bind(id).fetch_optional(pool).await?
+            }
+            Db::Postgres(pool) => {
+                // language=postgresql
+                let sql = "select app_user_id, issuer, subject, username, name, email,
+                                  groups::text as groups, first_login_at, last_login_at
+                           from app_user where app_user_id = $1";
+                sqlx::query_as(sql).bind(id).fetch_optional(pool).await?
+            }
+        };
+        row.map(UserRecord::try_from).transpose()
+    }
+
+    /// Stores a new API token's hash for a user; returns the token's id.
+    pub async fn create_api_token(
+        &self,
+        user_id: i64,
+        name: &str,
+        token_hash: &str,
+        at: DateTime<Utc>,
+    ) -> Result<i64, DbError> {
+        let id = match self {
+            Db::Sqlite(pool) => {
+                // language=sqlite
+                let sql = "insert into api_token (app_user_id, name, token_hash, created_at)
+                           values (?, ?, ?, ?) returning api_token_id";
+                sqlx::query_scalar(sql)
+                    .bind(user_id)
+                    .bind(name)
+                    .bind(token_hash)
+                    .bind(at)
+                    .fetch_one(pool)
+                    .await?
+            }
+            Db::Postgres(pool) => {
+                // language=postgresql
+                let sql = "insert into api_token (app_user_id, name, token_hash, created_at)
+                           values ($1, $2, $3, $4) returning api_token_id";
+                sqlx::query_scalar(sql)
+                    .bind(user_id)
+                    .bind(name)
+                    .bind(token_hash)
+                    .bind(at)
+                    .fetch_one(pool)
+                    .await?
+            }
+        };
+        Ok(id)
+    }
+
+    /// The active (not revoked) token with this hash: its id, its owner and when it was last
+    /// used. Read-only, so checking a token costs no write.
+    pub async fn active_api_token(
+        &self,
+        token_hash: &str,
+    ) -> Result<Option<ActiveApiToken>, DbError> {
+        let row: Option<(i64, i64, Option<DateTime<Utc>>)> = match self {
+            Db::Sqlite(pool) => {
+                // language=sqlite
+                let sql = "select api_token_id, app_user_id, last_used_at from api_token
+                           where token_hash = ? and revoked_at is null";
+                sqlx::query_as(sql)
+                    .bind(token_hash)
+                    .fetch_optional(pool)
+                    .await?
+            }
+            Db::Postgres(pool) => {
+                // language=postgresql
+                let sql = "select api_token_id, app_user_id, last_used_at from api_token
+                           where token_hash = $1 and revoked_at is null";
+                sqlx::query_as(sql)
+                    .bind(token_hash)
+                    .fetch_optional(pool)
+                    .await?
+            }
+        };
+        Ok(
+            row.map(|(api_token_id, app_user_id, last_used_at)| ActiveApiToken {
+                api_token_id,
+                app_user_id,
+                last_used_at,
+            }),
+        )
+    }
+
+    /// Notes that a token was used at `at`.
+    pub async fn touch_api_token(
+        &self,
+        api_token_id: i64,
+        at: DateTime<Utc>,
+    ) -> Result<(), DbError> {
+        match self {
+            Db::Sqlite(pool) => {
+                // language=sqlite
+                let sql = "update api_token set last_used_at = ? where api_token_id = ?";
+                sqlx::query(sql)
+                    .bind(at)
+                    .bind(api_token_id)
+                    .execute(pool)
+                    .await?;
+            }
+            Db::Postgres(pool) => {
+                // language=postgresql
+                let sql = "update api_token set last_used_at = $1 where api_token_id = $2";
+                sqlx::query(sql)
+                    .bind(at)
+                    .bind(api_token_id)
+                    .execute(pool)
+                    .await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Revokes one of a user's tokens; returns its name if it was theirs and active.
+    pub async fn revoke_api_token(
+        &self,
+        user_id: i64,
+        token_id: i64,
+        at: DateTime<Utc>,
+    ) -> Result<Option<String>, DbError> {
+        let name = match self {
+            Db::Sqlite(pool) => {
+                // language=sqlite
+                let sql = "update api_token set revoked_at = ?
+                           where api_token_id = ? and app_user_id = ? and revoked_at is null
+                           returning name";
+                sqlx::query_scalar(sql)
+                    .bind(at)
+                    .bind(token_id)
+                    .bind(user_id)
+                    .fetch_optional(pool)
+                    .await?
+            }
+            Db::Postgres(pool) => {
+                // language=postgresql
+                let sql = "update api_token set revoked_at = $1
+                           where api_token_id = $2 and app_user_id = $3 and revoked_at is null
+                           returning name";
+                sqlx::query_scalar(sql)
+                    .bind(at)
+                    .bind(token_id)
+                    .bind(user_id)
+                    .fetch_optional(pool)
+                    .await?
+            }
+        };
+        Ok(name)
+    }
+
+    /// A user's tokens, newest first (hashes left out).
+    pub async fn list_api_tokens(&self, user_id: i64) -> Result<Vec<ApiTokenRecord>, DbError> {
+        let rows = match self {
+            Db::Sqlite(pool) => {
+                // language=sqlite
+                let sql = "select api_token_id, name, created_at, last_used_at, revoked_at
+                           from api_token where app_user_id = ?
+                           order by api_token_id desc";
+                sqlx::query_as(sql).bind(user_id).fetch_all(pool).await?
+            }
+            Db::Postgres(pool) => {
+                // language=postgresql
+                let sql = "select api_token_id, name, created_at, last_used_at, revoked_at
+                           from api_token where app_user_id = $1
+                           order by api_token_id desc";
+                sqlx::query_as(sql).bind(user_id).fetch_all(pool).await?
+            }
+        };
+        Ok(rows)
+    }
+
+    /// Closes every connection; waits for those in use to be returned.
+    pub async fn close(&self) {
+        match self {
+            Db::Sqlite(pool) => pool.close().await,
+            Db::Postgres(pool) => pool.close().await,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn memory_db() -> Db {
+        let db = Db::connect(&SecretString::from("sqlite::memory:"), 1)
+            .await
+            .unwrap();
+        db.migrate().await.unwrap();
+        db
+    }
+
+    #[test]
+    fn the_backend_is_picked_from_the_url_scheme() {
+        assert_eq!(
+            Backend::from_url("sqlite://data/m.db"),
+            Some(Backend::Sqlite)
+        );
+        assert_eq!(Backend::from_url("sqlite::memory:"), Some(Backend::Sqlite));
+        assert_eq!(
+            Backend::from_url("postgres://u@h/d"),
+            Some(Backend::Postgres)
+        );
+        assert_eq!(
+            Backend::from_url("postgresql://u@h/d"),
+            Some(Backend::Postgres)
+        );
+        assert_eq!(Backend::from_url("mysql://u@h/d"), None);
+        assert_eq!(Backend::from_url("nonsense"), None);
+    }
+
+    #[tokio::test]
+    async fn the_same_catalog_content_is_recorded_once() {
+        let db = memory_db().await;
+        let s = NewSnapshot {
+            hash: "abc",
+            revision: None,
+            source: "embedded",
+            item_count: 3,
+            loaded_at: Utc::now(),
+        };
+
+        let first = db.record_snapshot(&s).await.unwrap();
+        let second = db.record_snapshot(&s).await.unwrap();
+
+        assert!(first);
+        assert!(!second);
+        let rows = db.list_snapshots(10).await.unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].hash, "abc");
+        assert_eq!(rows[0].item_count, 3);
+    }
+
+    #[tokio::test]
+    async fn audit_entries_come_back_newest_first_with_their_detail() {
+        let db = memory_db().await;
+        for n in 0..3 {
+            db.append_audit(&NewAuditEntry {
+                at: Utc::now(),
+                actor: "system",
+                action: "catalog.reload",
+                target: "catalog",
+                detail: serde_json::json!({ "n": n }),
+            })
+            .await
+            .unwrap();
+        }
+
+        let entries = db.list_audit(2).await.unwrap();
+
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[0].detail["n"], 2);
+        assert_eq!(entries[1].detail["n"], 1);
+    }
+}

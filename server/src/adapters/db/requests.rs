@@ -1,0 +1,1120 @@
+//! Requests, their timeline, the proposing outbox and the local forge's pull requests in the
+//! portal's database (SQLite or PostgreSQL).
+//!
+//! The statements use `$1`-style placeholders, which both drivers bind by number, and JSON
+//! goes through [`sqlx::types::Json`] (text on SQLite, `jsonb` on PostgreSQL), so most
+//! statements are written once and run on either pool by [`on_db!`]. A state change is a
+//! compare-and-set (`… where state = <the state it was read in>`) written together with its
+//! timeline row and, when it calls for work, its outbox row, in one transaction: a crash
+//! leaves either all of it or none.
+
+use chrono::{DateTime, Utc};
+use mirante_domain::request::{self, IllegalTransition, RequestEvent, RequestState};
+use serde::Serialize;
+use sqlx::types::Json;
+
+use crate::adapters::db::{Db, DbError};
+use mirante_domain::monorepo::{FileChange, PullRequestState};
+
+/// Runs `$body` with `$pool` bound to whichever pool `$db` holds; the body is compiled once
+/// per database, so the same statement text serves both.
+macro_rules! on_db {
+    ($db:expr, |$pool:ident| $body:expr) => {
+        match $db {
+            Db::Sqlite($pool) => $body,
+            Db::Postgres($pool) => $body,
+        }
+    };
+}
+
+/// Who made a request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Author {
+    /// Their row in `app_user`.
+    pub user_id: i64,
+    /// Login name.
+    pub username: String,
+    /// Display name.
+    pub name: String,
+    /// E-mail address.
+    pub email: Option<String>,
+}
+
+/// What a request is: files from a template, or an admin's change of a catalog item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestKind {
+    /// Files rendered from a self-service template into a new directory of the monorepo.
+    #[default]
+    Template,
+    /// One catalog item's state, qualifier and evidence changed in its catalog file.
+    CatalogChange,
+}
+
+impl RequestKind {
+    /// The value of the `request.kind` column.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RequestKind::Template => "template",
+            RequestKind::CatalogChange => "catalog_change",
+        }
+    }
+
+    fn parse(s: &str) -> Result<Self, DbError> {
+        match s {
+            "template" => Ok(RequestKind::Template),
+            "catalog_change" => Ok(RequestKind::CatalogChange),
+            other => Err(DbError::Sqlx(sqlx::Error::Decode(
+                format!("unknown request kind `{other}`").into(),
+            ))),
+        }
+    }
+}
+
+/// A request to store.
+#[derive(Debug, Clone)]
+pub struct NewRequest<'a> {
+    /// The template's id.
+    pub template: &'a str,
+    /// The template's title (English), kept for lists.
+    pub template_title: &'a str,
+    /// The form's values.
+    pub values: &'a serde_json::Value,
+    /// The rendered files.
+    pub files: &'a [FileChange],
+    /// The monorepo directory the files go to.
+    pub target: &'a str,
+    /// Short name for the branch.
+    pub slug: &'a str,
+    /// Who asks.
+    pub author: &'a Author,
+    /// Whether an admin must approve it first.
+    pub needs_approval: bool,
+    /// When.
+    pub at: DateTime<Utc>,
+}
+
+/// A stored request.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RequestRecord {
+    /// Key.
+    pub id: i64,
+    /// A template request or a catalog change.
+    pub kind: RequestKind,
+    /// The template's id.
+    pub template: String,
+    /// The template's title when the request was made.
+    pub template_title: String,
+    /// The form's values.
+    pub values: serde_json::Value,
+    /// The rendered files, exactly as previewed.
+    pub files: Vec<FileChange>,
+    /// The monorepo directory the files go to.
+    pub target: String,
+    /// Short name in the branch.
+    pub slug: String,
+    /// Who asked.
+    pub author: Author,
+    /// Where it stands.
+    pub state: RequestState,
+    /// Whether the template asked for approval.
+    pub needs_approval: bool,
+    /// The admin who approved or rejected it.
+    pub decided_by: Option<String>,
+    /// When they did.
+    pub decided_at: Option<DateTime<Utc>>,
+    /// Their comment.
+    pub decision_comment: Option<String>,
+    /// `mirante/<id>-<slug>`.
+    pub branch: String,
+    /// The pull request's number, once open.
+    pub pr_number: Option<i64>,
+    /// Where people open the pull request.
+    pub pr_url: Option<String>,
+    /// The last thing that went wrong while proposing or following it.
+    pub last_error: Option<String>,
+    /// How many times the worker took it up.
+    pub attempts: i64,
+    /// When it was made.
+    pub created_at: DateTime<Utc>,
+    /// When it last changed.
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(sqlx::FromRow)]
+struct RequestRow {
+    request_id: i64,
+    kind: String,
+    template: String,
+    template_title: String,
+    values: Json<serde_json::Value>,
+    files: Json<Vec<FileChange>>,
+    target: String,
+    slug: String,
+    author_user_id: i64,
+    author_username: String,
+    author_name: String,
+    author_email: Option<String>,
+    state: String,
+    needs_approval: bool,
+    decided_by: Option<String>,
+    decided_at: Option<DateTime<Utc>>,
+    decision_comment: Option<String>,
+    branch: Option<String>,
+    pr_number: Option<i64>,
+    pr_url: Option<String>,
+    last_error: Option<String>,
+    attempts: i64,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+}
+
+impl TryFrom<RequestRow> for RequestRecord {
+    type Error = DbError;
+
+    fn try_from(r: RequestRow) -> Result<Self, DbError> {
+        let state = parse_state(&r.state)?;
+        let branch = r
+            .branch
+            .unwrap_or_else(|| branch_name(r.request_id, &r.slug));
+        Ok(RequestRecord {
+            id: r.request_id,
+            kind: RequestKind::parse(&r.kind)?,
+            template: r.template,
+            template_title: r.template_title,
+            values: r.values.0,
+            files: r.files.0,
+            target: r.target,
+            slug: r.slug,
+            author: Author {
+                user_id: r.author_user_id,
+                username: r.author_username,
+                name: r.author_name,
+                email: r.author_email,
+            },
+            state,
+            needs_approval: r.needs_approval,
+            decided_by: r.decided_by,
+            decided_at: r.decided_at,
+            decision_comment: r.decision_comment,
+            branch,
+            pr_number: r.pr_number,
+            pr_url: r.pr_url,
+            last_error: r.last_error,
+            attempts: r.attempts,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+        })
+    }
+}
+
+fn parse_state(s: &str) -> Result<RequestState, DbError> {
+    RequestState::parse(s).ok_or_else(|| {
+        DbError::Sqlx(sqlx::Error::Decode(
+            format!("unknown request state `{s}`").into(),
+        ))
+    })
+}
+
+/// The branch a request is proposed on: `mirante/<id>-<slug>`.
+pub fn branch_name(id: i64, slug: &str) -> String {
+    format!("mirante/{id}-{slug}")
+}
+
+/// One step of a request's timeline.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TransitionRecord {
+    /// The state before; `None` for the creation.
+    pub from: Option<RequestState>,
+    /// The state after.
+    pub to: RequestState,
+    /// When.
+    pub at: DateTime<Utc>,
+    /// A username, or `system`.
+    pub actor: String,
+    /// The admin's comment, for approvals and rejections.
+    pub comment: Option<String>,
+}
+
+#[derive(sqlx::FromRow)]
+struct TransitionRow {
+    from_state: Option<String>,
+    to_state: String,
+    at: DateTime<Utc>,
+    actor: String,
+    comment: Option<String>,
+}
+
+/// What else a state change writes.
+#[derive(Debug, Clone, Default)]
+pub struct Change<'a> {
+    /// A username, or `system`.
+    pub actor: &'a str,
+    /// A comment for the timeline (and, for decisions, the request).
+    pub comment: Option<&'a str>,
+    /// The pull request, for [`RequestEvent::Propose`] (and merges found on resume).
+    pub pull_request: Option<(i64, &'a str)>,
+    /// The error, for [`RequestEvent::Fail`]. Any other state change clears the request's last
+    /// error in the same write: it described the state being left (a retried attempt's "trying
+    /// again"), and a reader must never see the new state next to it.
+    pub error: Option<&'a str>,
+}
+
+/// Why a state change was not made.
+#[derive(Debug, thiserror::Error)]
+pub enum TransitionError {
+    /// There is no such request.
+    #[error("no request {0}")]
+    NotFound(i64),
+    /// The event cannot happen in the request's state.
+    #[error(transparent)]
+    Illegal(#[from] IllegalTransition),
+    /// The database failed.
+    #[error(transparent)]
+    Db(#[from] DbError),
+}
+
+impl From<sqlx::Error> for TransitionError {
+    fn from(e: sqlx::Error) -> Self {
+        TransitionError::Db(e.into())
+    }
+}
+
+/// A claimed outbox row.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct Job {
+    /// Key.
+    pub request_job_id: i64,
+    /// The request it is for.
+    pub request_id: i64,
+    /// What to do (`propose`).
+    pub kind: String,
+    /// Claims so far, this one included.
+    pub attempts: i64,
+}
+
+/// The outbox row of a request, for tests and the request page.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct JobRecord {
+    /// Key.
+    pub request_job_id: i64,
+    /// Not before this time (Unix ms).
+    pub run_after_ms: i64,
+    /// Who holds it.
+    pub lease_owner: Option<String>,
+    /// Until when (Unix ms).
+    pub lease_until_ms: Option<i64>,
+    /// Claims so far.
+    pub attempts: i64,
+    /// The last error.
+    pub last_error: Option<String>,
+    /// When it finished.
+    pub done_at: Option<DateTime<Utc>>,
+}
+
+/// A pull request of the local forge.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct LocalPullRequest {
+    /// Its number.
+    pub local_pull_request_id: i64,
+    /// Source branch.
+    pub branch: String,
+    /// Target branch.
+    pub base: String,
+    /// Title.
+    pub title: String,
+    /// Body (Markdown).
+    pub body: String,
+    /// `open`, `merged` or `closed`.
+    pub state: String,
+    /// The commit on the base that merged it.
+    pub merge_commit: Option<String>,
+}
+
+impl LocalPullRequest {
+    /// Its state as the forge trait says it.
+    pub fn pr_state(&self) -> PullRequestState {
+        match self.state.as_str() {
+            "merged" => PullRequestState::Merged,
+            "closed" => PullRequestState::Closed,
+            _ => PullRequestState::Open,
+        }
+    }
+}
+
+const REQUEST_COLUMNS: &str = r#"request_id, kind, template, template_title, "values", files, target,
+    slug, author_user_id, author_username, author_name, author_email, state, needs_approval,
+    decided_by, decided_at, decision_comment, branch, pr_number, pr_url, last_error, attempts,
+    created_at, updated_at"#;
+
+impl Db {
+    /// Stores a submitted request with its first timeline entries, and queues it for the
+    /// worker unless it needs approval — all in one transaction. Returns the request.
+    pub async fn insert_request(&self, r: &NewRequest<'_>) -> Result<RequestRecord, DbError> {
+        self.insert_request_of_kind(RequestKind::Template, r).await
+    }
+
+    /// [`Db::insert_request`] for a request of `kind`.
+    pub async fn insert_request_of_kind(
+        &self,
+        kind: RequestKind,
+        r: &NewRequest<'_>,
+    ) -> Result<RequestRecord, DbError> {
+        let state = if r.needs_approval {
+            RequestState::AwaitingApproval
+        } else {
+            RequestState::Submitted
+        };
+        let id: i64 = on_db!(self, |pool| {
+            let mut tx = pool.begin().await?;
+            // language=sql
+            let sql = r#"insert into request (template, template_title, "values", files, target,
+                             slug, author_user_id, author_username, author_name, author_email,
+                             state, needs_approval, attempts, created_at, updated_at, kind)
+                         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 0, $13, $13, $14)
+                         returning request_id"#;
+            let id: i64 = sqlx::query_scalar(sql)
+                .bind(r.template)
+                .bind(r.template_title)
+                .bind(Json(r.values))
+                .bind(Json(r.files))
+                .bind(r.target)
+                .bind(r.slug)
+                .bind(r.author.user_id)
+                .bind(&r.author.username)
+                .bind(&r.author.name)
+                .bind(&r.author.email)
+                .bind(state.as_str())
+                .bind(r.needs_approval)
+                .bind(r.at)
+                .bind(kind.as_str())
+                .fetch_one(&mut *tx)
+                .await?;
+            // language=sql
+            let sql = "update request set branch = $1 where request_id = $2";
+            sqlx::query(sql)
+                .bind(branch_name(id, r.slug))
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+            // language=sql
+            let sql = "insert into request_transition (request_id, from_state, to_state, at, actor)
+                       values ($1, $2, $3, $4, $5)";
+            sqlx::query(sql)
+                .bind(id)
+                .bind(None::<&str>)
+                .bind(RequestState::Submitted.as_str())
+                .bind(r.at)
+                .bind(&r.author.username)
+                .execute(&mut *tx)
+                .await?;
+            if r.needs_approval {
+                sqlx::query(sql)
+                    .bind(id)
+                    .bind(RequestState::Submitted.as_str())
+                    .bind(RequestState::AwaitingApproval.as_str())
+                    .bind(r.at)
+                    .bind(&r.author.username)
+                    .execute(&mut *tx)
+                    .await?;
+            } else {
+                sqlx::query(ENQUEUE)
+                    .bind(id)
+                    .bind(r.at.timestamp_millis())
+                    .bind(r.at)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            tx.commit().await?;
+            id
+        });
+        self.request(id)
+            .await?
+            .ok_or_else(|| DbError::Sqlx(sqlx::Error::RowNotFound))
+    }
+
+    /// A request by id.
+    pub async fn request(&self, id: i64) -> Result<Option<RequestRecord>, DbError> {
+        let sql = format!("select {REQUEST_COLUMNS} from request where request_id = $1");
+        let row: Option<RequestRow> = on_db!(self, |pool| {
+            sqlx::query_as(&sql).bind(id).fetch_optional(pool).await?
+        });
+        row.map(RequestRecord::try_from).transpose()
+    }
+
+    /// Requests newest first: everyone's, or those of `author` only.
+    pub async fn list_requests(
+        &self,
+        author: Option<i64>,
+        limit: i64,
+    ) -> Result<Vec<RequestRecord>, DbError> {
+        let sql = format!(
+            "select {REQUEST_COLUMNS} from request
+             where ($1 is null or author_user_id = $1)
+             order by request_id desc limit $2"
+        );
+        let rows: Vec<RequestRow> = on_db!(self, |pool| {
+            sqlx::query_as(&sql)
+                .bind(author)
+                .bind(limit)
+                .fetch_all(pool)
+                .await?
+        });
+        rows.into_iter().map(RequestRecord::try_from).collect()
+    }
+
+    /// Requests in `state`, oldest first (the poller follows open pull requests with it).
+    pub async fn requests_in_state(
+        &self,
+        state: RequestState,
+        limit: i64,
+    ) -> Result<Vec<RequestRecord>, DbError> {
+        let sql = format!(
+            "select {REQUEST_COLUMNS} from request where state = $1
+             order by request_id limit $2"
+        );
+        let rows: Vec<RequestRow> = on_db!(self, |pool| {
+            sqlx::query_as(&sql)
+                .bind(state.as_str())
+                .bind(limit)
+                .fetch_all(pool)
+                .await?
+        });
+        rows.into_iter().map(RequestRecord::try_from).collect()
+    }
+
+    /// The request proposed on `branch`, if any.
+    pub async fn request_by_branch(&self, branch: &str) -> Result<Option<RequestRecord>, DbError> {
+        let sql = format!("select {REQUEST_COLUMNS} from request where branch = $1");
+        let row: Option<RequestRow> = on_db!(self, |pool| {
+            sqlx::query_as(&sql)
+                .bind(branch)
+                .fetch_optional(pool)
+                .await?
+        });
+        row.map(RequestRecord::try_from).transpose()
+    }
+
+    /// A request's timeline, oldest first.
+    pub async fn transitions(&self, id: i64) -> Result<Vec<TransitionRecord>, DbError> {
+        // language=sql
+        let sql = "select from_state, to_state, at, actor, comment from request_transition
+                   where request_id = $1 order by request_transition_id";
+        let rows: Vec<TransitionRow> = on_db!(self, |pool| sqlx::query_as(sql)
+            .bind(id)
+            .fetch_all(pool)
+            .await?);
+        rows.into_iter()
+            .map(|r| {
+                Ok(TransitionRecord {
+                    from: r.from_state.as_deref().map(parse_state).transpose()?,
+                    to: parse_state(&r.to_state)?,
+                    at: r.at,
+                    actor: r.actor,
+                    comment: r.comment,
+                })
+            })
+            .collect()
+    }
+
+    /// Applies `event` to a request: checks it against the state machine, then changes the
+    /// state only if nobody changed it meanwhile, records the timeline entry, the decision or
+    /// pull-request fields, and queues the proposing job on approval or when proposing
+    /// starts — in one transaction. Returns the request as it now is.
+    pub async fn transition_request(
+        &self,
+        id: i64,
+        event: RequestEvent,
+        change: &Change<'_>,
+        at: DateTime<Utc>,
+    ) -> Result<RequestRecord, TransitionError> {
+        // A concurrent change makes the compare-and-set miss; read again and re-decide (the
+        // event may have become illegal, or already happened).
+        for _ in 0..5 {
+            let current = self
+                .request(id)
+                .await?
+                .ok_or(TransitionError::NotFound(id))?;
+            let to = request::transition(current.state, event)?;
+            let decision = matches!(event, RequestEvent::Approve | RequestEvent::Reject);
+            let applied = on_db!(self, |pool| {
+                let mut tx = pool.begin().await?;
+                // language=sql
+                let sql = "update request set state = $1, updated_at = $2,
+                               decided_by = case when $3 then $4 else decided_by end,
+                               decided_at = case when $3 then $2 else decided_at end,
+                               decision_comment = case when $3 then $5 else decision_comment end,
+                               pr_number = coalesce($6, pr_number),
+                               pr_url = coalesce($7, pr_url),
+                               last_error = $8
+                           where request_id = $9 and state = $10";
+                let done = sqlx::query(sql)
+                    .bind(to.as_str())
+                    .bind(at)
+                    .bind(decision)
+                    .bind(change.actor)
+                    .bind(change.comment)
+                    .bind(change.pull_request.map(|p| p.0))
+                    .bind(change.pull_request.map(|p| p.1))
+                    .bind(change.error)
+                    .bind(id)
+                    .bind(current.state.as_str())
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
+                if done == 1 {
+                    // language=sql
+                    let sql = "insert into request_transition
+                                   (request_id, from_state, to_state, at, actor, comment)
+                               values ($1, $2, $3, $4, $5, $6)";
+                    sqlx::query(sql)
+                        .bind(id)
+                        .bind(current.state.as_str())
+                        .bind(to.as_str())
+                        .bind(at)
+                        .bind(change.actor)
+                        .bind(change.comment)
+                        .execute(&mut *tx)
+                        .await?;
+                    if to == RequestState::Approved {
+                        sqlx::query(ENQUEUE)
+                            .bind(id)
+                            .bind(at.timestamp_millis())
+                            .bind(at)
+                            .execute(&mut *tx)
+                            .await?;
+                    }
+                    tx.commit().await?;
+                    true
+                } else {
+                    tx.rollback().await?;
+                    false
+                }
+            });
+            if applied {
+                return self.request(id).await?.ok_or(TransitionError::NotFound(id));
+            }
+        }
+        let current = self
+            .request(id)
+            .await?
+            .ok_or(TransitionError::NotFound(id))?;
+        Err(TransitionError::Illegal(IllegalTransition {
+            from: current.state,
+            event,
+        }))
+    }
+
+    /// Notes what went wrong on a request (shown on its page) without changing its state.
+    pub async fn note_request_error(
+        &self,
+        id: i64,
+        error: Option<&str>,
+        at: DateTime<Utc>,
+    ) -> Result<(), DbError> {
+        // language=sql
+        let sql = "update request set last_error = $1, updated_at = $2 where request_id = $3";
+        on_db!(self, |pool| {
+            sqlx::query(sql)
+                .bind(error)
+                .bind(at)
+                .bind(id)
+                .execute(pool)
+                .await?;
+        });
+        Ok(())
+    }
+
+    /// Records the pull request of a request that is still proposing (so a page shows it even
+    /// if the worker stops before the state changes).
+    pub async fn set_request_pull_request(
+        &self,
+        id: i64,
+        number: i64,
+        url: &str,
+        at: DateTime<Utc>,
+    ) -> Result<(), DbError> {
+        // language=sql
+        let sql = "update request set pr_number = $1, pr_url = $2, updated_at = $3
+                   where request_id = $4";
+        on_db!(self, |pool| {
+            sqlx::query(sql)
+                .bind(number)
+                .bind(url)
+                .bind(at)
+                .bind(id)
+                .execute(pool)
+                .await?;
+        });
+        Ok(())
+    }
+
+    /// Claims the next due outbox row for `owner` until `now + lease`: a row that is not
+    /// finished, is due, and is not held by a live lease. Two workers never hold the same row
+    /// (SQLite serialises writers; PostgreSQL skips rows another transaction has locked).
+    pub async fn claim_job(
+        &self,
+        owner: &str,
+        now_ms: i64,
+        lease_ms: i64,
+    ) -> Result<Option<Job>, DbError> {
+        let job = match self {
+            Db::Sqlite(pool) => {
+                // language=sqlite
+                let sql = "update request_job
+                           set lease_owner = $1, lease_until_ms = $2, attempts = attempts + 1
+                           where request_job_id = (
+                               select request_job_id from request_job
+                               where done_at is null and run_after_ms <= $3
+                                 and (lease_until_ms is null or lease_until_ms < $3)
+                               order by run_after_ms, request_job_id limit 1)
+                           returning request_job_id, request_id, kind, attempts";
+                sqlx::query_as(sql)
+                    .bind(owner)
+                    .bind(now_ms + lease_ms)
+                    .bind(now_ms)
+                    .fetch_optional(pool)
+                    .await?
+            }
+            Db::Postgres(pool) => {
+                // language=postgresql
+                let sql = "update request_job
+                           set lease_owner = $1, lease_until_ms = $2, attempts = attempts + 1
+                           where request_job_id = (
+                               select request_job_id from request_job
+                               where done_at is null and run_after_ms <= $3
+                                 and (lease_until_ms is null or lease_until_ms < $3)
+                               order by run_after_ms, request_job_id limit 1
+                               for update skip locked)
+                           returning request_job_id, request_id, kind, attempts";
+                sqlx::query_as(sql)
+                    .bind(owner)
+                    .bind(now_ms + lease_ms)
+                    .bind(now_ms)
+                    .fetch_optional(pool)
+                    .await?
+            }
+        };
+        if let Some(job) = &job {
+            let job: &Job = job;
+            // language=sql
+            let sql = "update request set attempts = attempts + 1 where request_id = $1";
+            on_db!(self, |pool| {
+                sqlx::query(sql).bind(job.request_id).execute(pool).await?;
+            });
+        }
+        Ok(job)
+    }
+
+    /// Finishes a job `owner` holds. Returns whether it still held it.
+    pub async fn finish_job(
+        &self,
+        job_id: i64,
+        owner: &str,
+        at: DateTime<Utc>,
+    ) -> Result<bool, DbError> {
+        // language=sql
+        let sql = "update request_job set done_at = $1, lease_owner = null, lease_until_ms = null
+                   where request_job_id = $2 and lease_owner = $3 and done_at is null";
+        let n = on_db!(self, |pool| {
+            sqlx::query(sql)
+                .bind(at)
+                .bind(job_id)
+                .bind(owner)
+                .execute(pool)
+                .await?
+                .rows_affected()
+        });
+        Ok(n == 1)
+    }
+
+    /// Hands a job back to be tried again at `run_after_ms`, keeping the error.
+    pub async fn retry_job(
+        &self,
+        job_id: i64,
+        owner: &str,
+        run_after_ms: i64,
+        error: &str,
+    ) -> Result<bool, DbError> {
+        // language=sql
+        let sql = "update request_job
+                   set run_after_ms = $1, last_error = $2, lease_owner = null, lease_until_ms = null
+                   where request_job_id = $3 and lease_owner = $4 and done_at is null";
+        let n = on_db!(self, |pool| {
+            sqlx::query(sql)
+                .bind(run_after_ms)
+                .bind(error)
+                .bind(job_id)
+                .bind(owner)
+                .execute(pool)
+                .await?
+                .rows_affected()
+        });
+        Ok(n == 1)
+    }
+
+    /// A request's outbox row, if it has one.
+    pub async fn job_of_request(&self, request_id: i64) -> Result<Option<JobRecord>, DbError> {
+        // language=sql
+        let sql = "select request_job_id, run_after_ms, lease_owner, lease_until_ms, attempts,
+                          last_error, done_at
+                   from request_job where request_id = $1 and kind = 'propose'";
+        Ok(on_db!(self, |pool| {
+            sqlx::query_as(sql)
+                .bind(request_id)
+                .fetch_optional(pool)
+                .await?
+        }))
+    }
+
+    /// The earliest time an unfinished job is due (Unix ms), so an idle worker knows how long
+    /// it may sleep.
+    pub async fn next_job_due(&self) -> Result<Option<i64>, DbError> {
+        // language=sql
+        let sql =
+            "select min(case when lease_until_ms is not null and lease_until_ms > run_after_ms
+                                   then lease_until_ms else run_after_ms end)
+                   from request_job where done_at is null";
+        Ok(on_db!(self, |pool| {
+            sqlx::query_scalar::<_, Option<i64>>(sql)
+                .fetch_one(pool)
+                .await?
+        }))
+    }
+
+    /// The local forge's pull request for `branch`.
+    pub async fn local_pull_request_by_branch(
+        &self,
+        branch: &str,
+    ) -> Result<Option<LocalPullRequest>, DbError> {
+        let sql = format!("{LOCAL_PR_SELECT} where branch = $1");
+        Ok(on_db!(self, |pool| {
+            sqlx::query_as(&sql)
+                .bind(branch)
+                .fetch_optional(pool)
+                .await?
+        }))
+    }
+
+    /// The local forge's pull request numbered `number`.
+    pub async fn local_pull_request(
+        &self,
+        number: i64,
+    ) -> Result<Option<LocalPullRequest>, DbError> {
+        let sql = format!("{LOCAL_PR_SELECT} where local_pull_request_id = $1");
+        Ok(on_db!(self, |pool| {
+            sqlx::query_as(&sql)
+                .bind(number)
+                .fetch_optional(pool)
+                .await?
+        }))
+    }
+
+    /// Opens a local pull request for `branch`, or leaves the one it has: one per branch.
+    pub async fn open_local_pull_request(
+        &self,
+        branch: &str,
+        base: &str,
+        title: &str,
+        body: &str,
+        at: DateTime<Utc>,
+    ) -> Result<LocalPullRequest, DbError> {
+        // language=sql
+        let sql = "insert into local_pull_request
+                       (branch, base, title, body, state, created_at, updated_at)
+                   values ($1, $2, $3, $4, 'open', $5, $5)
+                   on conflict (branch) do nothing";
+        on_db!(self, |pool| {
+            sqlx::query(sql)
+                .bind(branch)
+                .bind(base)
+                .bind(title)
+                .bind(body)
+                .bind(at)
+                .execute(pool)
+                .await?;
+        });
+        self.local_pull_request_by_branch(branch)
+            .await?
+            .ok_or(DbError::Sqlx(sqlx::Error::RowNotFound))
+    }
+
+    /// Marks a local pull request merged (with its merge commit) or closed.
+    pub async fn set_local_pull_request_state(
+        &self,
+        number: i64,
+        state: PullRequestState,
+        merge_commit: Option<&str>,
+        at: DateTime<Utc>,
+    ) -> Result<(), DbError> {
+        let state = match state {
+            PullRequestState::Open => "open",
+            PullRequestState::Merged => "merged",
+            PullRequestState::Closed => "closed",
+        };
+        // language=sql
+        let sql = "update local_pull_request
+                   set state = $1, merge_commit = coalesce($2, merge_commit), updated_at = $3
+                   where local_pull_request_id = $4";
+        on_db!(self, |pool| {
+            sqlx::query(sql)
+                .bind(state)
+                .bind(merge_commit)
+                .bind(at)
+                .bind(number)
+                .execute(pool)
+                .await?;
+        });
+        Ok(())
+    }
+}
+
+/// Queues the proposing job of a request; a request has at most one.
+// language=sql
+const ENQUEUE: &str =
+    "insert into request_job (request_id, kind, run_after_ms, attempts, created_at)
+                       values ($1, 'propose', $2, 0, $3)
+                       on conflict (request_id, kind) do nothing";
+
+// language=sql
+const LOCAL_PR_SELECT: &str = "select local_pull_request_id, branch, base, title, body, state,
+                                      merge_commit
+                               from local_pull_request";
+
+#[cfg(test)]
+mod tests {
+    use secrecy::SecretString;
+
+    use super::*;
+
+    pub(crate) async fn memory_db() -> Db {
+        let db = Db::connect(&SecretString::from("sqlite::memory:"), 1)
+            .await
+            .unwrap();
+        db.migrate().await.unwrap();
+        db
+    }
+
+    async fn author(db: &Db) -> Author {
+        let user_id = db
+            .upsert_user(&crate::adapters::db::NewUser {
+                issuer: "dev",
+                subject: "rui",
+                username: "rui",
+                name: "Rui Researcher",
+                email: Some("rui@example.org"),
+                groups: &[],
+                at: Utc::now(),
+            })
+            .await
+            .unwrap();
+        Author {
+            user_id,
+            username: "rui".into(),
+            name: "Rui Researcher".into(),
+            email: Some("rui@example.org".into()),
+        }
+    }
+
+    /// A request of template `t` with `files` into `x`, as `author` makes it at `at`.
+    async fn plain_request(
+        db: &Db,
+        author: &Author,
+        files: &[FileChange],
+        needs_approval: bool,
+        at: DateTime<Utc>,
+    ) -> RequestRecord {
+        db.insert_request(&NewRequest {
+            template: "t",
+            template_title: "T",
+            values: &serde_json::json!({}),
+            files,
+            target: "x",
+            slug: "x",
+            author,
+            needs_approval,
+            at,
+        })
+        .await
+        .unwrap()
+    }
+
+    fn files() -> Vec<FileChange> {
+        vec![FileChange {
+            path: "workspaces/rui/namespace.yaml".into(),
+            content: "kind: Namespace\n".into(),
+        }]
+    }
+
+    #[tokio::test]
+    async fn a_request_needing_approval_is_stored_awaiting_it_with_no_job() {
+        let db = memory_db().await;
+        let author = author(&db).await;
+        let values = serde_json::json!({"gpus": 1});
+        let files = files();
+
+        let r = db
+            .insert_request(&NewRequest {
+                template: "gpu-workspace",
+                template_title: "GPU workspace",
+                values: &values,
+                files: &files,
+                target: "workspaces/rui",
+                slug: "gpu-workspace-rui",
+                author: &author,
+                needs_approval: true,
+                at: Utc::now(),
+            })
+            .await
+            .unwrap();
+
+        assert_eq!(r.state, RequestState::AwaitingApproval);
+        assert_eq!(r.branch, format!("mirante/{}-gpu-workspace-rui", r.id));
+        assert_eq!(r.files, files);
+        assert_eq!(r.values, values);
+        let timeline = db.transitions(r.id).await.unwrap();
+        assert_eq!(
+            timeline.iter().map(|t| (t.from, t.to)).collect::<Vec<_>>(),
+            [
+                (None, RequestState::Submitted),
+                (
+                    Some(RequestState::Submitted),
+                    RequestState::AwaitingApproval
+                )
+            ]
+        );
+        assert!(db.job_of_request(r.id).await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn approving_queues_one_job_and_a_second_approval_is_refused() {
+        let db = memory_db().await;
+        let author = author(&db).await;
+        let files = files();
+        let r = plain_request(&db, &author, &files, true, Utc::now()).await;
+        let change = Change {
+            actor: "ada",
+            comment: Some("fine"),
+            ..Change::default()
+        };
+
+        let approved = db
+            .transition_request(r.id, RequestEvent::Approve, &change, Utc::now())
+            .await
+            .unwrap();
+        let again = db
+            .transition_request(r.id, RequestEvent::Approve, &change, Utc::now())
+            .await;
+
+        assert_eq!(approved.state, RequestState::Approved);
+        assert_eq!(approved.decided_by.as_deref(), Some("ada"));
+        assert_eq!(approved.decision_comment.as_deref(), Some("fine"));
+        assert!(matches!(again, Err(TransitionError::Illegal(_))));
+        let job = db.job_of_request(r.id).await.unwrap().unwrap();
+        assert!(job.done_at.is_none());
+        let last = db.transitions(r.id).await.unwrap().pop().unwrap();
+        assert_eq!(last.actor, "ada");
+        assert_eq!(last.comment.as_deref(), Some("fine"));
+    }
+
+    #[tokio::test]
+    async fn a_state_change_clears_the_error_of_the_state_it_leaves_and_a_failure_sets_its_own() {
+        let db = memory_db().await;
+        let author = author(&db).await;
+        let files = files();
+        let r = plain_request(&db, &author, &files, false, Utc::now()).await;
+        let system = Change {
+            actor: "system",
+            ..Change::default()
+        };
+        db.transition_request(r.id, RequestEvent::StartProposing, &system, Utc::now())
+            .await
+            .unwrap();
+        let retrying = "the forge is unavailable (attempt 1; trying again in 5s)";
+        db.note_request_error(r.id, Some(retrying), Utc::now())
+            .await
+            .unwrap();
+        let noted = db.request(r.id).await.unwrap().unwrap();
+        assert_eq!(noted.last_error.as_deref(), Some(retrying));
+
+        let proposed = db
+            .transition_request(
+                r.id,
+                RequestEvent::Propose,
+                &Change {
+                    pull_request: Some((7, "https://forge.test/pr/7")),
+                    ..system.clone()
+                },
+                Utc::now(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(proposed.state, RequestState::Proposed);
+        assert_eq!(
+            proposed.last_error, None,
+            "cleared by the transition itself"
+        );
+
+        let failed = db
+            .transition_request(
+                r.id,
+                RequestEvent::Fail,
+                &Change {
+                    error: Some("the pull request is gone"),
+                    ..system
+                },
+                Utc::now(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(failed.state, RequestState::Failed);
+        assert_eq!(
+            failed.last_error.as_deref(),
+            Some("the pull request is gone")
+        );
+    }
+
+    #[tokio::test]
+    async fn a_claimed_job_is_not_claimed_again_until_its_lease_runs_out() {
+        let db = memory_db().await;
+        let author = author(&db).await;
+        let files = files();
+        let now = Utc::now();
+        let r = plain_request(&db, &author, &files, false, now).await;
+        let t = now.timestamp_millis();
+
+        let first = db.claim_job("a", t, 1000).await.unwrap().unwrap();
+        let while_leased = db.claim_job("b", t + 500, 1000).await.unwrap();
+        let after_lease = db.claim_job("b", t + 1500, 1000).await.unwrap().unwrap();
+
+        assert_eq!(first.request_id, r.id);
+        assert!(while_leased.is_none());
+        assert_eq!(after_lease.request_job_id, first.request_job_id);
+        assert_eq!(after_lease.attempts, 2);
+        // The first holder lost the row: it can neither finish nor retry it.
+        assert!(!db.finish_job(first.request_job_id, "a", now).await.unwrap());
+        assert!(db.finish_job(first.request_job_id, "b", now).await.unwrap());
+        assert!(db.claim_job("c", t + 10_000, 1000).await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn a_job_handed_back_waits_for_its_time() {
+        let db = memory_db().await;
+        let author = author(&db).await;
+        let files = files();
+        let now = Utc::now();
+        plain_request(&db, &author, &files, false, now).await;
+        let t = now.timestamp_millis();
+        let job = db.claim_job("a", t, 60_000).await.unwrap().unwrap();
+
+        assert!(
+            db.retry_job(job.request_job_id, "a", t + 5000, "down")
+                .await
+                .unwrap()
+        );
+
+        assert!(db.claim_job("a", t + 4000, 60_000).await.unwrap().is_none());
+        assert_eq!(db.next_job_due().await.unwrap(), Some(t + 5000));
+        assert!(db.claim_job("a", t + 5000, 60_000).await.unwrap().is_some());
+    }
+}

@@ -1,0 +1,1097 @@
+//! The self-service operations, in one place for every caller: the JSON API
+//! (`http::api::selfservice`) and the web UI's server functions call these and nothing below
+//! them.
+//!
+//! Each operation takes the [`Principal`] making it and applies the object-level rules of
+//! `mirante_domain::access` itself (who may use a template, see a request, decide or merge), so a new
+//! caller cannot forget them. Results are plain serialisable types, the same ones the API
+//! answers with.
+//!
+//! | operation | who | what |
+//! |---|---|---|
+//! | [`SelfService::templates_for`] | signed in | the templates the caller may use |
+//! | [`SelfService::template_for`] | signed in | one of them with its parameters |
+//! | [`SelfService::preview`] | signed in | render, check, and diff every file against the base branch |
+//! | [`SelfService::submit`] | signed in | the same checks, then store the request and queue it |
+//! | [`SelfService::list_requests`] | signed in | researchers: their own; admins: all |
+//! | [`SelfService::request`] | owner or admin | state, timeline, files, pull request, last error |
+//! | [`SelfService::approve`] / [`SelfService::reject`] | admin | decide a request awaiting approval |
+//! | [`SelfService::merge`] | admin, local forge | merge the pull request; reload the catalog |
+//! | [`SelfService::follow_webhook`] | a verified forge webhook | move a request to merged / closed |
+//! | [`SelfService::preview_catalog_change`] / [`SelfService::submit_catalog_change`] | admin | an item's state, qualifier and evidence changed in its catalog file, proposed with no approval step |
+
+mod catalog_change;
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use mirante_domain::access::{self, Principal};
+use mirante_domain::{
+    Diagnostic,
+    request::{RequestEvent, RequestState},
+    selfservice::{Approval, FieldError, TemplateManifest},
+};
+use serde::{Deserialize, Serialize};
+use similar::TextDiff;
+use utoipa::ToSchema;
+
+use crate::adapters::db::requests::Author;
+use crate::adapters::db::requests::Change;
+use crate::adapters::db::requests::NewRequest;
+use crate::adapters::db::requests::RequestRecord;
+use crate::adapters::db::requests::TransitionError;
+use crate::adapters::db::requests::TransitionRecord;
+use crate::adapters::forge::DirLimits;
+use crate::adapters::forge::DirRead;
+use crate::adapters::forge::Forge;
+use crate::adapters::forge::ForgeError;
+use crate::adapters::forge::ForgeKind;
+use crate::adapters::forge::MergeStyle;
+use crate::adapters::forge::WebhookEvent;
+use crate::app::selfservice::template::RenderContext;
+use crate::app::selfservice::template::RenderError;
+use crate::app::selfservice::template::Rendered;
+use crate::app::selfservice::template::Requester;
+use crate::app::selfservice::template::TemplateSet;
+use crate::app::selfservice::worker;
+use crate::app::selfservice::worker::Worker;
+use crate::{
+    adapters::db::{Db, DbError, NewAuditEntry},
+    app::catalog::{CatalogSource, CatalogStore, ReloadTrigger},
+};
+
+pub use crate::app::catalog_change::{
+    CATALOG_CHANGE, CatalogChangeInput, CatalogChangePreview, ItemFields, content_sha256,
+};
+
+/// Why an operation was refused or failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    /// No such template or request — or one the caller may not see (never told apart).
+    #[error("{0}")]
+    NotFound(String),
+    /// The caller may see it but not do this.
+    #[error("{0}")]
+    Forbidden(String),
+    /// The values are refused; every problem is listed.
+    #[error("{} invalid value(s)", .0.len())]
+    Invalid(Vec<FieldError>),
+    /// The request is malformed (a missing comment).
+    #[error("{0}")]
+    BadRequest(String),
+    /// It cannot happen now: the request is not in a state that allows it, the target
+    /// directory exists, the branch conflicts.
+    #[error("{0}")]
+    Conflict(String),
+    /// The forge is down; try again later.
+    #[error("{0}")]
+    Unavailable(String),
+    /// Anything else (a broken template, the database).
+    #[error(transparent)]
+    Internal(#[from] anyhow::Error),
+}
+
+impl From<DbError> for ServiceError {
+    fn from(e: DbError) -> Self {
+        ServiceError::Internal(e.into())
+    }
+}
+
+impl From<TransitionError> for ServiceError {
+    fn from(e: TransitionError) -> Self {
+        match e {
+            TransitionError::NotFound(id) => ServiceError::NotFound(format!("no request {id}")),
+            TransitionError::Illegal(i) => ServiceError::Conflict(format!(
+                "the request is {}; that is not possible now",
+                i.from
+            )),
+            TransitionError::Db(e) => e.into(),
+        }
+    }
+}
+
+fn forge_error(e: ForgeError) -> ServiceError {
+    match e {
+        ForgeError::Unavailable(m) => {
+            ServiceError::Unavailable(format!("the forge is unavailable: {m}"))
+        }
+        ForgeError::Conflict(m) => ServiceError::Conflict(m),
+        ForgeError::Unsupported(m) => ServiceError::Conflict(format!("not supported: {m}")),
+        ForgeError::NotFound(m) => ServiceError::Conflict(format!("not found on the forge: {m}")),
+        ForgeError::TooLarge(m) => ServiceError::Conflict(m),
+        other => ServiceError::Internal(anyhow::Error::new(other)),
+    }
+}
+
+/// A template in the catalogue of templates.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct TemplateSummary {
+    /// Its id (`gpu-workspace`).
+    pub id: String,
+    /// Title in English.
+    pub title: String,
+    /// Title in Brazilian Portuguese.
+    pub title_pt_br: String,
+    /// Description in English.
+    pub description: String,
+    /// Description in Brazilian Portuguese.
+    pub description_pt_br: String,
+    /// Whether an admin approves requests made from it.
+    pub needs_approval: bool,
+}
+
+/// A template with everything its form needs.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct TemplateDetail {
+    /// The summary.
+    #[serde(flatten)]
+    pub summary: TemplateSummary,
+    /// The whole `template.yaml`: parameters (JSON-Schema subset), target, access.
+    #[schema(value_type = Object)]
+    pub manifest: TemplateManifest,
+}
+
+/// What a request asks for: `{"template": ID, "values": {...}}`.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RequestInput {
+    /// The template's id.
+    pub template: String,
+    /// The form's values, by parameter name.
+    #[schema(value_type = Object)]
+    pub values: serde_json::Value,
+    /// The `at` of the preview being submitted: the files are rendered for that time again,
+    /// so a template that writes the date or time gives exactly the previewed files. At most
+    /// a day old; without it, now.
+    #[serde(default)]
+    pub at: Option<DateTime<Utc>>,
+}
+
+/// How a file compares with the base branch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FileStatus {
+    /// New in the monorepo.
+    Added,
+    /// Replaces a file with other content.
+    Modified,
+    /// Same content as on the base branch.
+    Unchanged,
+}
+
+/// One file of a preview.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct PreviewFile {
+    /// Path in the monorepo.
+    pub path: String,
+    /// The whole new content.
+    pub content: String,
+    /// Added, modified or unchanged.
+    pub status: FileStatus,
+    /// A unified diff against the base branch (`--- a/…`, `+++ b/…`).
+    pub diff: String,
+}
+
+/// What a submission would propose.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Preview {
+    /// The template's id.
+    pub template: String,
+    /// The directory the files go to.
+    pub target: String,
+    /// Short name for the branch.
+    pub slug: String,
+    /// The values after defaults and normalisation.
+    #[schema(value_type = Object)]
+    pub values: serde_json::Map<String, serde_json::Value>,
+    /// The branch compared against.
+    pub base: String,
+    /// Whether an admin approves it before it is proposed.
+    pub needs_approval: bool,
+    /// Every file, with its diff.
+    pub files: Vec<PreviewFile>,
+    /// When the files were rendered; submit with it to get exactly these files.
+    pub at: DateTime<Utc>,
+}
+
+/// How far back a submission may pin its render time to a preview's.
+const PREVIEW_VALID_FOR: chrono::TimeDelta = chrono::TimeDelta::hours(24);
+
+/// The time to render a request for: the preview's `at` when recent, else now.
+fn render_time(at: Option<DateTime<Utc>>) -> Result<DateTime<Utc>, ServiceError> {
+    let now = Utc::now();
+    match at {
+        None => Ok(now),
+        Some(at) if at <= now + chrono::TimeDelta::minutes(1) && now - at <= PREVIEW_VALID_FOR => {
+            Ok(at)
+        }
+        Some(_) => Err(ServiceError::BadRequest(
+            "`at` must be the time of a preview made in the last 24 hours; preview again"
+                .to_owned(),
+        )),
+    }
+}
+
+/// A request in a list.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct RequestSummary {
+    /// Its id.
+    pub id: i64,
+    /// The template's id.
+    pub template: String,
+    /// The template's title.
+    pub template_title: String,
+    /// The directory in the monorepo.
+    pub target: String,
+    /// Where it stands.
+    #[schema(value_type = String, example = "awaiting_approval")]
+    pub state: RequestState,
+    /// Who asked (username).
+    pub author: String,
+    /// Their display name.
+    pub author_name: String,
+    /// The pull request's number, once open.
+    pub pr_number: Option<i64>,
+    /// Where to open the pull request.
+    pub pr_url: Option<String>,
+    /// When it was made.
+    pub created_at: DateTime<Utc>,
+    /// When it last changed.
+    pub updated_at: DateTime<Utc>,
+}
+
+/// One step of the timeline.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct TimelineEntry {
+    /// The state before (`null` for the creation).
+    #[schema(value_type = Option<String>)]
+    pub from: Option<RequestState>,
+    /// The state after.
+    #[schema(value_type = String)]
+    pub to: RequestState,
+    /// When.
+    pub at: DateTime<Utc>,
+    /// A username, `system`, or `forge:<kind>`.
+    pub actor: String,
+    /// The admin's comment.
+    pub comment: Option<String>,
+}
+
+/// A file of a request.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct RequestFile {
+    /// Path in the monorepo.
+    pub path: String,
+    /// Content.
+    pub content: String,
+}
+
+/// A request with everything its page shows.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct RequestDetail {
+    /// The list's fields.
+    #[serde(flatten)]
+    pub summary: RequestSummary,
+    /// The values.
+    #[schema(value_type = Object)]
+    pub values: serde_json::Value,
+    /// The files, exactly as previewed.
+    pub files: Vec<RequestFile>,
+    /// `mirante/<id>-<slug>`.
+    pub branch: String,
+    /// Whether an admin must approve it.
+    pub needs_approval: bool,
+    /// The admin who approved or rejected it.
+    pub decided_by: Option<String>,
+    /// Their comment.
+    pub decision_comment: Option<String>,
+    /// The last thing that went wrong while proposing or following it.
+    pub last_error: Option<String>,
+    /// How many times the worker took it up.
+    pub attempts: i64,
+    /// Every change of state, oldest first.
+    pub timeline: Vec<TimelineEntry>,
+    /// Whether the caller may approve or reject it now.
+    pub can_decide: bool,
+    /// Whether the caller may merge it now (local forge).
+    pub can_merge: bool,
+}
+
+/// What a webhook did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum WebhookOutcome {
+    /// Not about a pull request the portal opened.
+    Ignored,
+    /// About one of ours, which already stood there.
+    Unchanged {
+        /// The request.
+        request: i64,
+    },
+    /// A request moved on.
+    Updated {
+        /// The request.
+        request: i64,
+        /// Its new state.
+        #[schema(value_type = String)]
+        state: RequestState,
+    },
+}
+
+/// The self-service operations.
+pub struct SelfService {
+    db: Db,
+    catalog: Arc<CatalogStore>,
+    templates: Templates,
+    worker: Arc<Worker>,
+    base_branch: String,
+    /// The catalog's folder in the monorepo, where catalog changes are proposed.
+    catalog_folder: String,
+}
+
+/// The most files the monorepo's catalog folder may hold when a hosted forge reads it.
+pub const MONOREPO_CATALOG_MAX_FILES: usize = 2000;
+/// The most bytes the monorepo's catalog folder may hold when a hosted forge reads it.
+pub const MONOREPO_CATALOG_MAX_BYTES: u64 = 32 << 20;
+
+/// The most files the monorepo's template folder may hold (templates, skeletons, READMEs).
+pub const MONOREPO_TEMPLATES_MAX_FILES: usize = 1000;
+/// The most bytes the monorepo's template folder may hold, all files together.
+pub const MONOREPO_TEMPLATES_MAX_BYTES: u64 = 8 << 20;
+
+/// The templates in force: the built-in ones and those of a folder of the monorepo's base
+/// branch, read through the forge (any kind), which replace built-in ones with the same id. A
+/// template merged into the monorepo is offered at once, with no redeploy: each use asks the
+/// forge for the base branch's head (one cheap call); when it has moved, the folder's tree id
+/// is compared with the one last read, and only when that changed are the files read again.
+/// A forge that cannot be read keeps the last good set, and says why among the problems.
+struct Templates {
+    builtin: Arc<TemplateSet>,
+    /// The monorepo folder templates are read from, when there is one.
+    folder: Option<String>,
+    limits: DirLimits,
+    current: arc_swap::ArcSwap<TemplatesRead>,
+    /// One reader of the folder at a time; the others wait and then find it read.
+    reading: tokio::sync::Mutex<()>,
+}
+
+/// The templates as last read from the monorepo.
+struct TemplatesRead {
+    /// The base branch's head when last read successfully.
+    head: Option<String>,
+    /// The folder's tree id the set was read from.
+    tree: Option<String>,
+    /// The built-in templates with the folder's.
+    set: Arc<TemplateSet>,
+    /// Why the last attempt to read failed (the set is then the last good one).
+    failure: Option<Diagnostic>,
+    /// The head at which reading failed for a reason that retrying will not change (a folder
+    /// too large, a refused token): not read again until the branch moves.
+    failed_at: Option<String>,
+}
+
+impl Templates {
+    fn builtin(set: Arc<TemplateSet>) -> Self {
+        Templates {
+            current: arc_swap::ArcSwap::from_pointee(TemplatesRead {
+                head: None,
+                tree: None,
+                set: Arc::clone(&set),
+                failure: None,
+                failed_at: None,
+            }),
+            builtin: set,
+            folder: None,
+            limits: DirLimits {
+                max_files: MONOREPO_TEMPLATES_MAX_FILES,
+                max_bytes: MONOREPO_TEMPLATES_MAX_BYTES,
+            },
+            reading: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// The set at the tip of the base branch `branch`, read again when the tip has moved.
+    async fn at_tip(&self, forge: &dyn Forge, branch: &str) -> Arc<TemplatesRead> {
+        let Some(folder) = &self.folder else {
+            return self.current.load_full();
+        };
+        let head = match forge.branch_head(branch).await {
+            Ok(head) => head,
+            Err(e) => return self.failed(folder, branch, None, &e),
+        };
+        let fresh = |read: &TemplatesRead| {
+            head.is_some()
+                && ((read.head == head && read.failure.is_none()) || read.failed_at == head)
+        };
+        let current = self.current.load_full();
+        if fresh(current.as_ref()) {
+            return current;
+        }
+        let _reading = self.reading.lock().await;
+        let current = self.current.load_full();
+        if fresh(current.as_ref()) {
+            return current;
+        }
+        let Some(rev) = head.clone() else {
+            // No base branch (yet): the built-in templates only.
+            return self.store(TemplatesRead {
+                head: None,
+                tree: None,
+                set: Arc::clone(&self.builtin),
+                failure: None,
+                failed_at: None,
+            });
+        };
+        let known = current.tree.as_deref();
+        match forge.read_dir(&rev, folder, known, self.limits).await {
+            // The folder did not change: the branch moved for other files.
+            Ok(DirRead { tree, files: None }) => self.store(TemplatesRead {
+                head,
+                tree: Some(tree),
+                set: Arc::clone(&current.set),
+                failure: None,
+                failed_at: None,
+            }),
+            Ok(DirRead {
+                tree,
+                files: Some(files),
+            }) => {
+                let origin = format!("monorepo:{folder}");
+                let set = (*self.builtin)
+                    .clone()
+                    .with_overrides(TemplateSet::from_files(&origin, files));
+                for problem in set.problems() {
+                    tracing::warn!(%problem, "a self-service template was left out");
+                }
+                self.store(TemplatesRead {
+                    head,
+                    tree: Some(tree),
+                    set: Arc::new(set),
+                    failure: None,
+                    failed_at: None,
+                })
+            }
+            // No such folder: the built-in templates only.
+            Err(ForgeError::NotFound(_)) => self.store(TemplatesRead {
+                head,
+                tree: None,
+                set: Arc::clone(&self.builtin),
+                failure: None,
+                failed_at: None,
+            }),
+            Err(e) => self.failed(folder, branch, Some(rev), &e),
+        }
+    }
+
+    fn store(&self, read: TemplatesRead) -> Arc<TemplatesRead> {
+        let read = Arc::new(read);
+        self.current.store(Arc::clone(&read));
+        read
+    }
+
+    /// Keeps the last good set and records why it could not be read again at `head`.
+    fn failed(
+        &self,
+        folder: &str,
+        branch: &str,
+        head: Option<String>,
+        error: &ForgeError,
+    ) -> Arc<TemplatesRead> {
+        let current = self.current.load_full();
+        let kept = match &current.head {
+            Some(head) => format!(
+                "the templates read at commit {} are offered until it can be read",
+                head.get(..12).unwrap_or(head)
+            ),
+            None => "only the built-in templates are offered until it can be read".to_owned(),
+        };
+        let failure = Diagnostic::new(
+            folder,
+            0,
+            0,
+            format!("cannot read this folder on `{branch}`: {error}; {kept}"),
+        );
+        if current.failure.as_ref() != Some(&failure) {
+            tracing::warn!(error = %error, "cannot read the monorepo's self-service templates");
+        }
+        self.store(TemplatesRead {
+            head: current.head.clone(),
+            tree: current.tree.clone(),
+            set: Arc::clone(&current.set),
+            failure: Some(failure),
+            failed_at: head.filter(|_| !error.is_retryable()),
+        })
+    }
+}
+
+impl std::fmt::Debug for SelfService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SelfService")
+            .field("templates", &self.last_template_set().templates().len())
+            .field("worker", &self.worker)
+            .finish_non_exhaustive()
+    }
+}
+
+fn summary_of(manifest: &TemplateManifest) -> TemplateSummary {
+    TemplateSummary {
+        id: manifest.id.clone(),
+        title: manifest.title.en.clone(),
+        title_pt_br: manifest.title.pt_br.clone(),
+        description: manifest.description.en.clone(),
+        description_pt_br: manifest.description.pt_br.clone(),
+        needs_approval: manifest.approval == Approval::Required,
+    }
+}
+
+fn request_summary(r: &RequestRecord) -> RequestSummary {
+    RequestSummary {
+        id: r.id,
+        template: r.template.clone(),
+        template_title: r.template_title.clone(),
+        target: r.target.clone(),
+        state: r.state,
+        author: r.author.username.clone(),
+        author_name: r.author.name.clone(),
+        pr_number: r.pr_number,
+        pr_url: r.pr_url.clone(),
+        created_at: r.created_at,
+        updated_at: r.updated_at,
+    }
+}
+
+fn timeline_entry(t: TransitionRecord) -> TimelineEntry {
+    TimelineEntry {
+        from: t.from,
+        to: t.to,
+        at: t.at,
+        actor: t.actor,
+        comment: t.comment,
+    }
+}
+
+/// A unified diff of `old` (absent: a new file) to `new` for `path`.
+pub fn unified_diff(path: &str, old: Option<&str>, new: &str) -> String {
+    let before = old.unwrap_or("");
+    let diff = TextDiff::from_lines(before, new);
+    let from = if old.is_some() {
+        format!("a/{path}")
+    } else {
+        "/dev/null".to_owned()
+    };
+    diff.unified_diff()
+        .context_radius(3)
+        .header(&from, &format!("b/{path}"))
+        .to_string()
+}
+
+impl SelfService {
+    /// The service over the database, the catalog in force, the templates and the worker
+    /// (which holds the forge).
+    pub fn new(
+        db: Db,
+        catalog: Arc<CatalogStore>,
+        templates: Arc<TemplateSet>,
+        worker: Arc<Worker>,
+    ) -> Self {
+        let base_branch = worker.settings().base_branch.clone();
+        SelfService {
+            db,
+            catalog,
+            templates: Templates::builtin(templates),
+            worker,
+            base_branch,
+            catalog_folder: "catalog".to_owned(),
+        }
+    }
+
+    /// Proposes catalog changes against the monorepo's folder `folder` (default `catalog`).
+    pub fn with_catalog_folder(mut self, folder: String) -> Self {
+        self.catalog_folder = folder;
+        self
+    }
+
+    /// Also offers the templates of the monorepo's folder `folder` on the base branch, read
+    /// through the forge again whenever the branch moves.
+    pub fn with_monorepo_templates(mut self, folder: String) -> Self {
+        self.templates.folder = Some(folder);
+        self
+    }
+
+    /// Changes how much the monorepo's template folder may hold.
+    pub fn with_monorepo_template_limits(mut self, limits: DirLimits) -> Self {
+        self.templates.limits = limits;
+        self
+    }
+
+    /// The forge requests are proposed on.
+    pub fn forge(&self) -> &Arc<dyn Forge> {
+        self.worker.forge()
+    }
+
+    /// The proposing worker.
+    pub fn worker(&self) -> &Arc<Worker> {
+        &self.worker
+    }
+
+    /// The templates loaded (and, through [`TemplateSet::problems`], those that did not), as
+    /// they stand on the base branch now.
+    pub async fn template_set(&self) -> Arc<TemplateSet> {
+        let read = self
+            .templates
+            .at_tip(self.forge().as_ref(), &self.base_branch)
+            .await;
+        Arc::clone(&read.set)
+    }
+
+    /// The templates as last read, without asking the forge (for ordering a request's values).
+    pub fn last_template_set(&self) -> Arc<TemplateSet> {
+        Arc::clone(&self.templates.current.load().set)
+    }
+
+    /// What keeps templates from being offered: every template left out, with file, line and
+    /// column, and first, when the monorepo's folder could not be read, why (the last good
+    /// templates are offered meanwhile).
+    pub async fn template_problems(&self) -> Vec<Diagnostic> {
+        let read = self
+            .templates
+            .at_tip(self.forge().as_ref(), &self.base_branch)
+            .await;
+        read.failure
+            .iter()
+            .chain(read.set.problems())
+            .cloned()
+            .collect()
+    }
+
+    /// The templates `principal` may use, by id.
+    pub async fn templates_for(&self, principal: &Principal) -> Vec<TemplateSummary> {
+        self.template_set()
+            .await
+            .templates()
+            .iter()
+            .map(|t| t.manifest())
+            .filter(|m| access::may_use_template(&principal.viewer, &m.access))
+            .map(summary_of)
+            .collect()
+    }
+
+    /// One template `principal` may use; a template they may not use does not exist for them.
+    pub async fn template_for(
+        &self,
+        principal: &Principal,
+        id: &str,
+    ) -> Result<TemplateDetail, ServiceError> {
+        let set = self.template_set().await;
+        let template = set
+            .get(id)
+            .filter(|t| access::may_use_template(&principal.viewer, &t.manifest().access))
+            .ok_or_else(|| ServiceError::NotFound(format!("no template `{id}`")))?;
+        Ok(TemplateDetail {
+            summary: summary_of(template.manifest()),
+            manifest: template.manifest().clone(),
+        })
+    }
+
+    /// Validates and renders, then checks against the monorepo: the target directory must
+    /// not exist on the base branch.
+    async fn render(
+        &self,
+        principal: &Principal,
+        input: &RequestInput,
+    ) -> Result<(Rendered, bool, String), ServiceError> {
+        let set = self.template_set().await;
+        let template = set
+            .get(&input.template)
+            .filter(|t| access::may_use_template(&principal.viewer, &t.manifest().access))
+            .ok_or_else(|| ServiceError::NotFound(format!("no template `{}`", input.template)))?;
+        let snapshot = self.catalog.current().snapshot.clone();
+        let viewer = &principal.viewer;
+        let ctx = RenderContext {
+            catalog: &snapshot,
+            requester: Requester {
+                username: viewer.username.clone(),
+                name: viewer.name.clone(),
+                email: viewer.email.clone(),
+            },
+            now: render_time(input.at)?,
+        };
+        let rendered = template.render(&input.values, &ctx).map_err(|e| match e {
+            RenderError::Invalid(fields) => ServiceError::Invalid(fields),
+            RenderError::Template(m) => ServiceError::Internal(anyhow::anyhow!(
+                "template `{}` is broken: {m}",
+                input.template
+            )),
+        })?;
+        if self
+            .forge()
+            .path_exists(&self.base_branch, &rendered.target)
+            .await
+            .map_err(forge_error)?
+        {
+            return Err(ServiceError::Conflict(format!(
+                "the target directory `{}` already exists on `{}`",
+                rendered.target, self.base_branch
+            )));
+        }
+        let manifest = template.manifest();
+        Ok((
+            rendered,
+            manifest.approval == Approval::Required,
+            manifest.title.en.clone(),
+        ))
+    }
+
+    /// Every file a submission would propose, with a diff against the base branch.
+    pub async fn preview(
+        &self,
+        principal: &Principal,
+        input: &RequestInput,
+    ) -> Result<Preview, ServiceError> {
+        let at = render_time(input.at)?;
+        let input = &RequestInput {
+            at: Some(at),
+            ..input.clone()
+        };
+        let (rendered, needs_approval, _) = self.render(principal, input).await?;
+        let mut files = Vec::with_capacity(rendered.files.len());
+        for file in &rendered.files {
+            let old = self
+                .forge()
+                .read_file(&self.base_branch, &file.path)
+                .await
+                .map_err(forge_error)?;
+            let status = match &old {
+                None => FileStatus::Added,
+                Some(o) if *o == file.content => FileStatus::Unchanged,
+                Some(_) => FileStatus::Modified,
+            };
+            files.push(PreviewFile {
+                path: file.path.clone(),
+                content: file.content.clone(),
+                status,
+                diff: unified_diff(&file.path, old.as_deref(), &file.content),
+            });
+        }
+        Ok(Preview {
+            template: rendered.template,
+            target: rendered.target,
+            slug: rendered.slug,
+            values: rendered.values,
+            base: self.base_branch.clone(),
+            needs_approval,
+            files,
+            at,
+        })
+    }
+
+    /// Renders and checks as [`Self::preview`] does, then stores the request (awaiting
+    /// approval, or queued for the worker) and audits `request.submit`.
+    pub async fn submit(
+        &self,
+        principal: &Principal,
+        input: &RequestInput,
+    ) -> Result<RequestDetail, ServiceError> {
+        let (rendered, needs_approval, title) = self.render(principal, input).await?;
+        let viewer = &principal.viewer;
+        let author = Author {
+            user_id: principal.user_id,
+            username: viewer.username.clone(),
+            name: viewer.name.clone(),
+            email: viewer.email.clone(),
+        };
+        let values = serde_json::Value::Object(rendered.values.clone());
+        let record = self
+            .db
+            .insert_request(&NewRequest {
+                template: &rendered.template,
+                template_title: &title,
+                values: &values,
+                files: &rendered.files,
+                target: &rendered.target,
+                slug: &rendered.slug,
+                author: &author,
+                needs_approval,
+                at: Utc::now(),
+            })
+            .await?;
+        self.audit(
+            &viewer.username,
+            "request.submit",
+            record.id,
+            serde_json::json!({
+                "template": record.template,
+                "target": record.target,
+                "state": record.state,
+                "files": record.files.len(),
+            }),
+        )
+        .await;
+        if !needs_approval {
+            self.worker.wake();
+        }
+        self.detail(principal, record).await
+    }
+
+    /// Requests the caller may see, newest first: researchers their own, admins everyone's.
+    pub async fn list_requests(
+        &self,
+        principal: &Principal,
+    ) -> Result<Vec<RequestSummary>, ServiceError> {
+        let author = (!access::sees_all_requests(&principal.viewer)).then_some(principal.user_id);
+        let rows = self.db.list_requests(author, 500).await?;
+        Ok(rows.iter().map(request_summary).collect())
+    }
+
+    async fn visible(&self, principal: &Principal, id: i64) -> Result<RequestRecord, ServiceError> {
+        self.db
+            .request(id)
+            .await?
+            .filter(|r| {
+                access::may_view_request(principal.user_id, &principal.viewer, r.author.user_id)
+            })
+            .ok_or_else(|| ServiceError::NotFound(format!("no request {id}")))
+    }
+
+    async fn detail(
+        &self,
+        principal: &Principal,
+        r: RequestRecord,
+    ) -> Result<RequestDetail, ServiceError> {
+        let timeline = self.db.transitions(r.id).await?;
+        let viewer = &principal.viewer;
+        Ok(RequestDetail {
+            summary: request_summary(&r),
+            values: r.values.clone(),
+            files: r
+                .files
+                .iter()
+                .map(|f| RequestFile {
+                    path: f.path.clone(),
+                    content: f.content.clone(),
+                })
+                .collect(),
+            branch: r.branch.clone(),
+            needs_approval: r.needs_approval,
+            decided_by: r.decided_by.clone(),
+            decision_comment: r.decision_comment.clone(),
+            last_error: r.last_error.clone(),
+            attempts: r.attempts,
+            timeline: timeline.into_iter().map(timeline_entry).collect(),
+            can_decide: access::may_decide_request(viewer)
+                && mirante_domain::request::awaits_decision(r.state),
+            can_merge: access::may_merge_request(viewer)
+                && r.state == RequestState::Proposed
+                && self.forge().kind() == ForgeKind::Local,
+        })
+    }
+
+    /// A request with its timeline; others' requests do not exist for a researcher.
+    pub async fn request(
+        &self,
+        principal: &Principal,
+        id: i64,
+    ) -> Result<RequestDetail, ServiceError> {
+        let r = self.visible(principal, id).await?;
+        self.detail(principal, r).await
+    }
+
+    /// Approves a request awaiting approval (admins); the worker proposes it next.
+    pub async fn approve(
+        &self,
+        principal: &Principal,
+        id: i64,
+        comment: Option<&str>,
+    ) -> Result<RequestDetail, ServiceError> {
+        let comment = comment.map(str::trim).filter(|c| !c.is_empty());
+        self.decide(principal, id, RequestEvent::Approve, comment)
+            .await
+    }
+
+    /// Rejects a request awaiting approval (admins), with a comment saying why.
+    pub async fn reject(
+        &self,
+        principal: &Principal,
+        id: i64,
+        comment: &str,
+    ) -> Result<RequestDetail, ServiceError> {
+        let comment = comment.trim();
+        if comment.is_empty() {
+            return Err(ServiceError::BadRequest(
+                "a rejection needs a comment saying why".to_owned(),
+            ));
+        }
+        self.decide(principal, id, RequestEvent::Reject, Some(comment))
+            .await
+    }
+
+    async fn decide(
+        &self,
+        principal: &Principal,
+        id: i64,
+        event: RequestEvent,
+        comment: Option<&str>,
+    ) -> Result<RequestDetail, ServiceError> {
+        let r = self.visible(principal, id).await?;
+        if !access::may_decide_request(&principal.viewer) {
+            return Err(ServiceError::Forbidden(
+                "only admins approve or reject requests".to_owned(),
+            ));
+        }
+        let comment = comment.map(|c| c.chars().take(2000).collect::<String>());
+        let actor = principal.viewer.username.clone();
+        let updated = self
+            .db
+            .transition_request(
+                r.id,
+                event,
+                &Change {
+                    actor: &actor,
+                    comment: comment.as_deref(),
+                    ..Change::default()
+                },
+                Utc::now(),
+            )
+            .await?;
+        let action = if event == RequestEvent::Approve {
+            "request.approve"
+        } else {
+            "request.reject"
+        };
+        self.audit(
+            &actor,
+            action,
+            r.id,
+            serde_json::json!({ "comment": comment, "template": r.template }),
+        )
+        .await;
+        if updated.state == RequestState::Approved {
+            self.worker.wake();
+        }
+        self.detail(principal, updated).await
+    }
+
+    /// Merges a proposed request's pull request on the local forge (admins); the request
+    /// becomes `merged`, and a catalog read from the monorepo is reloaded.
+    pub async fn merge(
+        &self,
+        principal: &Principal,
+        id: i64,
+        style: MergeStyle,
+    ) -> Result<RequestDetail, ServiceError> {
+        let r = self.visible(principal, id).await?;
+        if !access::may_merge_request(&principal.viewer) {
+            return Err(ServiceError::Forbidden(
+                "only admins merge requests".to_owned(),
+            ));
+        }
+        if self.forge().kind() != ForgeKind::Local {
+            return Err(ServiceError::Conflict(format!(
+                "pull requests on {} are merged on the forge",
+                self.forge().kind()
+            )));
+        }
+        let number = match (r.state, r.pr_number) {
+            (RequestState::Proposed, Some(n)) => u64::try_from(n)
+                .map_err(|_| ServiceError::Internal(anyhow::anyhow!("bad pull request number")))?,
+            (state, _) => {
+                return Err(ServiceError::Conflict(format!(
+                    "the request is {state}; only a proposed request can be merged"
+                )));
+            }
+        };
+        let actor = principal.viewer.username.clone();
+        let pr = self
+            .forge()
+            .merge(number, style)
+            .await
+            .map_err(forge_error)?;
+        let updated = worker::follow(&self.db, r.id, pr.state, &actor)
+            .await?
+            .unwrap_or_else(|| r.clone());
+        self.audit(
+            &actor,
+            "request.merge",
+            r.id,
+            serde_json::json!({ "pull_request": number, "style": style }),
+        )
+        .await;
+        if matches!(self.catalog.source(), CatalogSource::Git { .. }) {
+            // Errors are logged and kept as the catalog's last error; the merge stands.
+            if let Err(error) = self
+                .catalog
+                .reload(ReloadTrigger::Merge {
+                    user: actor.clone(),
+                    request: r.id,
+                })
+                .await
+            {
+                tracing::warn!(request.id = r.id, %error, "the catalog did not reload after a merge");
+            }
+        }
+        let updated = self.db.request(updated.id).await?.unwrap_or(updated);
+        self.detail(principal, updated).await
+    }
+
+    /// Moves the request whose pull request a verified webhook is about.
+    pub async fn follow_webhook(
+        &self,
+        event: &WebhookEvent,
+    ) -> Result<WebhookOutcome, ServiceError> {
+        let Some(r) = self.db.request_by_branch(&event.branch).await? else {
+            return Ok(WebhookOutcome::Ignored);
+        };
+        if r.pr_number
+            .is_some_and(|n| u64::try_from(n).ok() != Some(event.number))
+        {
+            return Ok(WebhookOutcome::Ignored);
+        }
+        let actor = format!("forge:{}", event.forge);
+        match worker::follow(&self.db, r.id, event.state, &actor).await {
+            Ok(Some(updated)) => Ok(WebhookOutcome::Updated {
+                request: r.id,
+                state: updated.state,
+            }),
+            Ok(None) => Ok(WebhookOutcome::Unchanged { request: r.id }),
+            // Still proposing: the worker records the pull request's state when it finishes.
+            Err(TransitionError::Illegal(_)) => Ok(WebhookOutcome::Unchanged { request: r.id }),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    async fn audit(&self, actor: &str, action: &str, id: i64, detail: serde_json::Value) {
+        let target = format!("request:{id}");
+        let entry = NewAuditEntry {
+            at: Utc::now(),
+            actor,
+            action,
+            target: &target,
+            detail,
+        };
+        if let Err(error) = self.db.append_audit(&entry).await {
+            tracing::error!(%error, audit.action = action, "cannot write the audit entry");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_file_diffs_against_dev_null() {
+        let diff = unified_diff("ws/a.yaml", None, "kind: Namespace\n");
+        assert!(
+            diff.starts_with("--- /dev/null\n+++ b/ws/a.yaml\n"),
+            "{diff}"
+        );
+        assert!(diff.contains("+kind: Namespace"), "{diff}");
+    }
+
+    #[test]
+    fn a_changed_file_shows_removed_and_added_lines() {
+        let diff = unified_diff("a.yaml", Some("x: 1\ny: 2\n"), "x: 1\ny: 3\n");
+        assert!(diff.contains("--- a/a.yaml"), "{diff}");
+        assert!(diff.contains("-y: 2\n+y: 3"), "{diff}");
+    }
+}

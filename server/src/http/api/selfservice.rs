@@ -1,0 +1,388 @@
+//! Self-service over JSON: templates, previews, requests and their decisions, the local merge,
+//! and the forge webhook. Every handler is a thin call into
+//! [`SelfService`](crate::app::selfservice::service::SelfService), which applies the object-level
+//! rules; the route-level ones are in `http::auth::policy::ROUTES`. The forge webhook is in
+//! `api::webhook`.
+
+use std::sync::Arc;
+
+use axum::{
+    Extension, Json,
+    body::Bytes,
+    extract::{Path, State, rejection::JsonRejection},
+    http::StatusCode,
+};
+use serde::{Deserialize, Serialize, de::DeserializeOwned};
+use utoipa::ToSchema;
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use crate::adapters::forge::MergeStyle;
+use crate::app::selfservice::service::CatalogChangeInput;
+use crate::app::selfservice::service::CatalogChangePreview;
+use crate::app::selfservice::service::Preview;
+use crate::app::selfservice::service::RequestDetail;
+use crate::app::selfservice::service::RequestInput;
+use crate::app::selfservice::service::RequestSummary;
+use crate::app::selfservice::service::SelfService;
+use crate::app::selfservice::service::ServiceError;
+use crate::app::selfservice::service::TemplateDetail;
+use crate::app::selfservice::service::TemplateSummary;
+use crate::http::auth::Principal;
+use crate::http::error::{ApiError, ErrorBody};
+use crate::http::state::AppState;
+
+/// The self-service routes.
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_templates))
+        .routes(routes!(get_template))
+        .routes(routes!(preview))
+        .routes(routes!(submit, list_requests))
+        .routes(routes!(get_request))
+        .routes(routes!(approve))
+        .routes(routes!(reject))
+        .routes(routes!(merge))
+        .routes(routes!(preview_catalog_change))
+        .routes(routes!(submit_catalog_change))
+}
+
+impl From<ServiceError> for ApiError {
+    fn from(e: ServiceError) -> Self {
+        match e {
+            ServiceError::NotFound(m) => ApiError::NotFound(m),
+            ServiceError::Forbidden(m) => ApiError::Forbidden(m),
+            ServiceError::Invalid(fields) => ApiError::InvalidFields(fields),
+            ServiceError::BadRequest(m) => ApiError::BadRequest(m),
+            ServiceError::Conflict(m) => ApiError::Conflict(m),
+            ServiceError::Unavailable(m) => ApiError::Unavailable(m),
+            ServiceError::Internal(e) => ApiError::Internal(e),
+        }
+    }
+}
+
+/// A JSON body, with a JSON error (400/415/422) when it is not one.
+fn body<T>(json: Result<Json<T>, JsonRejection>) -> Result<T, ApiError> {
+    json.map(|Json(v)| v)
+        .map_err(|r| ApiError::BadRequest(format!("invalid JSON body: {}", r.body_text())))
+}
+
+/// An optional JSON body: empty means the defaults.
+fn optional_body<T: DeserializeOwned + Default>(bytes: &Bytes) -> Result<T, ApiError> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(T::default());
+    }
+    serde_json::from_slice(bytes)
+        .map_err(|e| ApiError::BadRequest(format!("invalid JSON body: {e}")))
+}
+
+/// The templates a caller may use.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TemplateList {
+    /// By id.
+    pub templates: Vec<TemplateSummary>,
+}
+
+/// The templates the caller may use.
+#[utoipa::path(
+    get,
+    path = "/api/v1/templates",
+    tag = "self-service",
+    responses(
+        (status = 200, description = "Templates the caller may use", body = TemplateList),
+        (status = 401, description = "Not signed in", body = ErrorBody),
+    )
+)]
+pub async fn list_templates(
+    State(service): State<Arc<SelfService>>,
+    Extension(principal): Extension<Principal>,
+) -> Json<TemplateList> {
+    Json(TemplateList {
+        templates: service.templates_for(&principal).await,
+    })
+}
+
+/// A template with its parameters; 404 for one the caller may not use.
+#[utoipa::path(
+    get,
+    path = "/api/v1/templates/{id}",
+    tag = "self-service",
+    params(("id" = String, Path, description = "Template id")),
+    responses(
+        (status = 200, description = "The template", body = TemplateDetail),
+        (status = 401, description = "Not signed in", body = ErrorBody),
+        (status = 404, description = "No such template, or not one the caller may use", body = ErrorBody),
+    )
+)]
+pub async fn get_template(
+    State(service): State<Arc<SelfService>>,
+    Extension(principal): Extension<Principal>,
+    Path(id): Path<String>,
+) -> Result<Json<TemplateDetail>, ApiError> {
+    Ok(Json(service.template_for(&principal, &id).await?))
+}
+
+/// Renders a request without storing it: every file with a diff against the base branch.
+#[utoipa::path(
+    post,
+    path = "/api/v1/requests/preview",
+    tag = "self-service",
+    request_body = RequestInput,
+    responses(
+        (status = 200, description = "The files the request would propose", body = Preview),
+        (status = 400, description = "Not a JSON request", body = ErrorBody),
+        (status = 401, description = "Not signed in", body = ErrorBody),
+        (status = 404, description = "No such template for the caller", body = ErrorBody),
+        (status = 409, description = "The target directory already exists in the monorepo", body = ErrorBody),
+        (status = 422, description = "Invalid values: `details` lists every field", body = ErrorBody),
+        (status = 503, description = "The forge is unavailable", body = ErrorBody),
+    )
+)]
+pub async fn preview(
+    State(service): State<Arc<SelfService>>,
+    Extension(principal): Extension<Principal>,
+    input: Result<Json<RequestInput>, JsonRejection>,
+) -> Result<Json<Preview>, ApiError> {
+    let input = body(input)?;
+    Ok(Json(service.preview(&principal, &input).await?))
+}
+
+/// Submits a request: the same checks as the preview, then it is stored and awaits approval
+/// or is proposed.
+#[utoipa::path(
+    post,
+    path = "/api/v1/requests",
+    tag = "self-service",
+    request_body = RequestInput,
+    responses(
+        (status = 201, description = "The request as stored", body = RequestDetail),
+        (status = 400, description = "Not a JSON request", body = ErrorBody),
+        (status = 401, description = "Not signed in", body = ErrorBody),
+        (status = 404, description = "No such template for the caller", body = ErrorBody),
+        (status = 409, description = "The target directory already exists in the monorepo", body = ErrorBody),
+        (status = 422, description = "Invalid values: `details` lists every field", body = ErrorBody),
+        (status = 503, description = "The forge is unavailable", body = ErrorBody),
+    )
+)]
+pub async fn submit(
+    State(service): State<Arc<SelfService>>,
+    Extension(principal): Extension<Principal>,
+    input: Result<Json<RequestInput>, JsonRejection>,
+) -> Result<(StatusCode, Json<RequestDetail>), ApiError> {
+    let input = body(input)?;
+    let detail = service.submit(&principal, &input).await?;
+    Ok((StatusCode::CREATED, Json(detail)))
+}
+
+/// What a change of a catalog item would propose, without storing it: its catalog file's
+/// diff against the base branch (admins).
+#[utoipa::path(
+    post,
+    path = "/api/v1/items/{id}/changes/preview",
+    tag = "self-service",
+    params(("id" = String, Path, description = "Item id")),
+    request_body = CatalogChangeInput,
+    responses(
+        (status = 200, description = "The catalog file's diff and the fields before and after", body = CatalogChangePreview),
+        (status = 400, description = "Not a JSON request, or a change that changes nothing", body = ErrorBody),
+        (status = 401, description = "Not signed in", body = ErrorBody),
+        (status = 403, description = "Not an admin", body = ErrorBody),
+        (status = 404, description = "No such item on the base branch", body = ErrorBody),
+        (status = 409, description = "The catalog cannot be changed from the portal now (read from elsewhere than the monorepo, or the item written as a flow mapping)", body = ErrorBody),
+        (status = 422, description = "Invalid fields, or a change that makes the catalog invalid: `details` lists every problem", body = ErrorBody),
+    )
+)]
+pub async fn preview_catalog_change(
+    State(service): State<Arc<SelfService>>,
+    Extension(principal): Extension<Principal>,
+    Path(id): Path<String>,
+    input: Result<Json<CatalogChangeInput>, JsonRejection>,
+) -> Result<Json<CatalogChangePreview>, ApiError> {
+    let input = body(input)?;
+    Ok(Json(
+        service
+            .preview_catalog_change(&principal, &id, &input)
+            .await?,
+    ))
+}
+
+/// Proposes a change of a catalog item's state, qualifier and evidence (admins): the same
+/// checks as the preview, then a request that needs no approval is stored and the worker
+/// opens its pull request.
+#[utoipa::path(
+    post,
+    path = "/api/v1/items/{id}/changes",
+    tag = "self-service",
+    params(("id" = String, Path, description = "Item id")),
+    request_body = CatalogChangeInput,
+    responses(
+        (status = 201, description = "The request as stored", body = RequestDetail),
+        (status = 400, description = "Not a JSON request, or a change that changes nothing", body = ErrorBody),
+        (status = 401, description = "Not signed in", body = ErrorBody),
+        (status = 403, description = "Not an admin", body = ErrorBody),
+        (status = 404, description = "No such item on the base branch", body = ErrorBody),
+        (status = 409, description = "The catalog cannot be changed from the portal now", body = ErrorBody),
+        (status = 422, description = "Invalid fields, or a change that makes the catalog invalid: `details` lists every problem", body = ErrorBody),
+    )
+)]
+pub async fn submit_catalog_change(
+    State(service): State<Arc<SelfService>>,
+    Extension(principal): Extension<Principal>,
+    Path(id): Path<String>,
+    input: Result<Json<CatalogChangeInput>, JsonRejection>,
+) -> Result<(StatusCode, Json<RequestDetail>), ApiError> {
+    let input = body(input)?;
+    let detail = service
+        .submit_catalog_change(&principal, &id, &input)
+        .await?;
+    Ok((StatusCode::CREATED, Json(detail)))
+}
+
+/// Requests the caller may see.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RequestList {
+    /// Newest first.
+    pub requests: Vec<RequestSummary>,
+}
+
+/// Requests, newest first: a researcher's own, or everyone's for an admin.
+#[utoipa::path(
+    get,
+    path = "/api/v1/requests",
+    tag = "self-service",
+    responses(
+        (status = 200, description = "The requests the caller may see", body = RequestList),
+        (status = 401, description = "Not signed in", body = ErrorBody),
+    )
+)]
+pub async fn list_requests(
+    State(service): State<Arc<SelfService>>,
+    Extension(principal): Extension<Principal>,
+) -> Result<Json<RequestList>, ApiError> {
+    Ok(Json(RequestList {
+        requests: service.list_requests(&principal).await?,
+    }))
+}
+
+/// A request: state, timeline, files, pull request, last error. Another researcher's request
+/// is a 404.
+#[utoipa::path(
+    get,
+    path = "/api/v1/requests/{id}",
+    tag = "self-service",
+    params(("id" = i64, Path, description = "Request id")),
+    responses(
+        (status = 200, description = "The request", body = RequestDetail),
+        (status = 401, description = "Not signed in", body = ErrorBody),
+        (status = 404, description = "No such request for the caller", body = ErrorBody),
+    )
+)]
+pub async fn get_request(
+    State(service): State<Arc<SelfService>>,
+    Extension(principal): Extension<Principal>,
+    Path(id): Path<i64>,
+) -> Result<Json<RequestDetail>, ApiError> {
+    Ok(Json(service.request(&principal, id).await?))
+}
+
+/// An admin's decision: an optional comment on approval, a required one on rejection.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Decision {
+    /// Why.
+    #[serde(default)]
+    pub comment: Option<String>,
+}
+
+/// Approves a request awaiting approval (admins); the worker proposes it next.
+#[utoipa::path(
+    post,
+    path = "/api/v1/requests/{id}/approve",
+    tag = "self-service",
+    params(("id" = i64, Path, description = "Request id")),
+    request_body(content = Decision, description = "Optional; `{}` or no body for no comment"),
+    responses(
+        (status = 200, description = "The request, approved", body = RequestDetail),
+        (status = 401, description = "Not signed in", body = ErrorBody),
+        (status = 403, description = "Not an admin", body = ErrorBody),
+        (status = 404, description = "No such request", body = ErrorBody),
+        (status = 409, description = "The request is not awaiting approval", body = ErrorBody),
+    )
+)]
+pub async fn approve(
+    State(service): State<Arc<SelfService>>,
+    Extension(principal): Extension<Principal>,
+    Path(id): Path<i64>,
+    bytes: Bytes,
+) -> Result<Json<RequestDetail>, ApiError> {
+    let decision: Decision = optional_body(&bytes)?;
+    Ok(Json(
+        service
+            .approve(&principal, id, decision.comment.as_deref())
+            .await?,
+    ))
+}
+
+/// Rejects a request awaiting approval (admins), with a comment.
+#[utoipa::path(
+    post,
+    path = "/api/v1/requests/{id}/reject",
+    tag = "self-service",
+    params(("id" = i64, Path, description = "Request id")),
+    request_body = Decision,
+    responses(
+        (status = 200, description = "The request, rejected", body = RequestDetail),
+        (status = 400, description = "No comment", body = ErrorBody),
+        (status = 401, description = "Not signed in", body = ErrorBody),
+        (status = 403, description = "Not an admin", body = ErrorBody),
+        (status = 404, description = "No such request", body = ErrorBody),
+        (status = 409, description = "The request is not awaiting approval", body = ErrorBody),
+    )
+)]
+pub async fn reject(
+    State(service): State<Arc<SelfService>>,
+    Extension(principal): Extension<Principal>,
+    Path(id): Path<i64>,
+    bytes: Bytes,
+) -> Result<Json<RequestDetail>, ApiError> {
+    let decision: Decision = optional_body(&bytes)?;
+    let comment = decision.comment.unwrap_or_default();
+    Ok(Json(service.reject(&principal, id, &comment).await?))
+}
+
+/// How to merge.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MergeOptions {
+    /// `fast-forward` (the default; a merge commit when the base has moved) or
+    /// `merge-commit`.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, example = "fast-forward")]
+    pub style: Option<MergeStyle>,
+}
+
+/// Merges a proposed request's pull request into the local monorepo (admins, local forge);
+/// the request becomes `merged` and a catalog read from the monorepo reloads.
+#[utoipa::path(
+    post,
+    path = "/api/v1/requests/{id}/merge",
+    tag = "self-service",
+    params(("id" = i64, Path, description = "Request id")),
+    request_body(content = MergeOptions, description = "Optional"),
+    responses(
+        (status = 200, description = "The request, merged", body = RequestDetail),
+        (status = 401, description = "Not signed in", body = ErrorBody),
+        (status = 403, description = "Not an admin", body = ErrorBody),
+        (status = 404, description = "No such request", body = ErrorBody),
+        (status = 409, description = "Not proposed, a hosted forge, or the branch conflicts with the base", body = ErrorBody),
+    )
+)]
+pub async fn merge(
+    State(service): State<Arc<SelfService>>,
+    Extension(principal): Extension<Principal>,
+    Path(id): Path<i64>,
+    bytes: Bytes,
+) -> Result<Json<RequestDetail>, ApiError> {
+    let options: MergeOptions = optional_body(&bytes)?;
+    let style = options.style.unwrap_or(MergeStyle::FastForward);
+    Ok(Json(service.merge(&principal, id, style).await?))
+}

@@ -1,0 +1,321 @@
+//! Who may do what: the one place that decides, for every route, whether anonymous callers,
+//! researchers or only admins may use it. The authentication layer asks [`decide`] for every
+//! request. Rules about one object (which request a user sees, who decides) are the `may_*`
+//! functions of `mirante_domain::access`, asked by the application services.
+//!
+//! A route missing from [`ROUTES`] is treated as [`Access::SignedIn`] (deny by default) and
+//! makes the route-walk test fail, so each new route needs a line here.
+
+use axum::http::Method;
+use mirante_domain::Role;
+
+/// What a route requires.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Anyone: probes, static assets, the sign-in routes.
+    Public,
+    /// The read-only catalog: anyone when `MIRANTE_PUBLIC_CATALOG=true`, otherwise signed-in
+    /// users.
+    Catalog,
+    /// Any signed-in user (researcher or admin).
+    SignedIn,
+    /// Admins only.
+    Admin,
+}
+
+/// What the caller is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Caller {
+    /// No session, no token.
+    Anonymous,
+    /// A signed-in user with this role.
+    User(Role),
+}
+
+/// The outcome of a check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// Go ahead.
+    Allow,
+    /// Sign in first (401, or a redirect to the sign-in page for HTML).
+    SignIn,
+    /// Signed in, but not allowed (403).
+    Forbid,
+}
+
+/// Which methods a line of the table covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Methods {
+    /// `GET` and `HEAD`.
+    Read,
+    /// `POST`.
+    Post,
+    /// `GET`, `HEAD` and `POST` (server functions answer both).
+    ReadOrPost,
+}
+
+impl Methods {
+    fn covers(self, method: &Method) -> bool {
+        let read = method == Method::GET || method == Method::HEAD;
+        match self {
+            Methods::Read => read,
+            Methods::Post => method == Method::POST,
+            Methods::ReadOrPost => read || method == Method::POST,
+        }
+    }
+}
+
+/// Every route of the server with what it requires. Paths use axum's syntax: `{name}` is one
+/// segment, `{*rest}` the rest of the path.
+pub const ROUTES: &[(Methods, &str, Access)] = &[
+    // Probes and the hydration bundle.
+    (Methods::Read, "/healthz", Access::Public),
+    (Methods::Read, "/readyz", Access::Public),
+    (Methods::Read, "/pkg/{*path}", Access::Public),
+    // Sign-in and sign-out.
+    (Methods::Read, "/auth/login", Access::Public),
+    (Methods::Read, "/auth/callback", Access::Public),
+    (Methods::Post, "/auth/dev", Access::Public),
+    (Methods::Post, "/auth/logout", Access::Public),
+    // The signed-in user and their API tokens.
+    (Methods::Read, "/api/v1/me", Access::SignedIn),
+    (Methods::Read, "/profile", Access::SignedIn),
+    (Methods::Post, "/profile/tokens", Access::SignedIn),
+    (
+        Methods::Post,
+        "/profile/tokens/{id}/revoke",
+        Access::SignedIn,
+    ),
+    // The catalog API.
+    (Methods::Read, "/api/v1/openapi.json", Access::Catalog),
+    (Methods::Read, "/api/v1/items", Access::Catalog),
+    (Methods::Read, "/api/v1/items/{id}", Access::Catalog),
+    (Methods::Read, "/api/v1/items/{id}/history", Access::Catalog),
+    // An admin's change of an item, proposed as a pull request.
+    (Methods::Post, "/api/v1/items/{id}/changes", Access::Admin),
+    (
+        Methods::Post,
+        "/api/v1/items/{id}/changes/preview",
+        Access::Admin,
+    ),
+    (Methods::Read, "/api/v1/sites", Access::Catalog),
+    (Methods::Read, "/api/v1/layers", Access::Catalog),
+    (Methods::Read, "/api/v1/decisions", Access::Catalog),
+    (Methods::Read, "/api/v1/tasks", Access::Catalog),
+    (Methods::Read, "/api/v1/overview", Access::Catalog),
+    (Methods::Read, "/api/v1/catalog", Access::Catalog),
+    (Methods::Post, "/api/v1/catalog/reload", Access::Admin),
+    // Self-service: templates and requests (who sees which request is decided by
+    // `may_view_request` and friends below), the admins' decisions and local merges, and
+    // the forge webhook, whose signature is its credential.
+    (Methods::Read, "/api/v1/templates", Access::SignedIn),
+    (Methods::Read, "/api/v1/templates/{id}", Access::SignedIn),
+    (Methods::Post, "/api/v1/requests/preview", Access::SignedIn),
+    (Methods::Read, "/api/v1/requests", Access::SignedIn),
+    (Methods::Post, "/api/v1/requests", Access::SignedIn),
+    (Methods::Read, "/api/v1/requests/{id}", Access::SignedIn),
+    (
+        Methods::Post,
+        "/api/v1/requests/{id}/approve",
+        Access::Admin,
+    ),
+    (Methods::Post, "/api/v1/requests/{id}/reject", Access::Admin),
+    (Methods::Post, "/api/v1/requests/{id}/merge", Access::Admin),
+    (Methods::Post, "/api/v1/forge/webhook", Access::Public),
+    // The roadmap, its exports and the status badges (for READMEs and wikis) read the catalog;
+    // the lint's findings are an admin dashboard.
+    (Methods::Read, "/api/v1/roadmap", Access::Catalog),
+    (Methods::Read, "/api/v1/roadmap/burnup", Access::Catalog),
+    (Methods::Read, "/api/v1/findings", Access::Admin),
+    // The live checks' results: URLs and application names the catalog already shows.
+    (Methods::Read, "/api/v1/probes", Access::Catalog),
+    (Methods::Read, "/roadmap", Access::Catalog),
+    (Methods::Read, "/roadmap/graph", Access::Catalog),
+    (Methods::Read, "/roadmap/graph.svg", Access::Catalog),
+    (Methods::Read, "/roadmap.md", Access::Catalog),
+    (Methods::Read, "/roadmap.csv", Access::Catalog),
+    (Methods::Read, "/badge/items/{file}", Access::Catalog),
+    (Methods::Read, "/findings", Access::Admin),
+    (Methods::ReadOrPost, "/_fn/roadmap", Access::Catalog),
+    (Methods::ReadOrPost, "/_fn/roadmap_graph", Access::Catalog),
+    (Methods::ReadOrPost, "/_fn/burnup", Access::Catalog),
+    (Methods::ReadOrPost, "/_fn/findings", Access::Admin),
+    // The home page's dashboard (admins; others see the overview alone, and the server
+    // function answers them nothing when rendering in-process).
+    (Methods::ReadOrPost, "/_fn/dashboard", Access::Admin),
+    // The web UI's pages.
+    (Methods::Read, "/", Access::Catalog),
+    (Methods::Read, "/catalog", Access::Catalog),
+    (Methods::Read, "/layers/{id}", Access::Catalog),
+    (Methods::Read, "/items/{id}", Access::Catalog),
+    (Methods::Read, "/decisions", Access::Catalog),
+    (Methods::Read, "/sites", Access::Catalog),
+    // The web UI's server functions.
+    (Methods::ReadOrPost, "/_fn/viewer", Access::Public),
+    (Methods::ReadOrPost, "/_fn/overview", Access::Catalog),
+    (Methods::ReadOrPost, "/_fn/items", Access::Catalog),
+    (Methods::ReadOrPost, "/_fn/layer", Access::Catalog),
+    (Methods::ReadOrPost, "/_fn/item", Access::Catalog),
+    (Methods::ReadOrPost, "/_fn/item_history", Access::Catalog),
+    (Methods::ReadOrPost, "/_fn/decisions", Access::Catalog),
+    (Methods::ReadOrPost, "/_fn/sites", Access::Catalog),
+    // Self-service in the web UI: pages and server functions. Who may see which template or
+    // request, and who may decide or merge, is decided per object by the self-service layer.
+    (Methods::Read, "/self-service", Access::SignedIn),
+    (Methods::Read, "/self-service/{template}", Access::SignedIn),
+    (
+        Methods::Read,
+        "/self-service/{template}/preview",
+        Access::SignedIn,
+    ),
+    (Methods::Read, "/requests", Access::SignedIn),
+    (Methods::Read, "/requests/{id}", Access::SignedIn),
+    (Methods::Read, "/admin/templates", Access::Admin),
+    (Methods::ReadOrPost, "/_fn/templates", Access::SignedIn),
+    (Methods::ReadOrPost, "/_fn/template", Access::SignedIn),
+    (Methods::ReadOrPost, "/_fn/preview", Access::SignedIn),
+    (Methods::Post, "/_fn/submit", Access::SignedIn),
+    (Methods::ReadOrPost, "/_fn/requests", Access::SignedIn),
+    (Methods::ReadOrPost, "/_fn/request", Access::SignedIn),
+    (Methods::Post, "/_fn/approve", Access::Admin),
+    (Methods::Post, "/_fn/reject", Access::Admin),
+    (Methods::Post, "/_fn/merge", Access::Admin),
+    (Methods::ReadOrPost, "/_fn/template-problems", Access::Admin),
+    // An admin's change of a catalog item: the preview page and its server functions.
+    (Methods::Read, "/items/{id}/change", Access::Admin),
+    (
+        Methods::ReadOrPost,
+        "/_fn/catalog-change-preview",
+        Access::Admin,
+    ),
+    (Methods::Post, "/_fn/catalog-change", Access::Admin),
+];
+
+/// Public routes whose sender proves itself by signing the body (forge webhooks): they carry
+/// no cookie and no `Origin`, so the CSRF Origin check does not apply to them.
+pub const SIGNED_BY_SENDER: &[&str] = &["/api/v1/forge/webhook"];
+
+/// Whether a `POST` to `path` is authenticated by its signature rather than a session.
+pub fn signed_by_sender(path: &str) -> bool {
+    SIGNED_BY_SENDER.contains(&path)
+}
+
+/// What `method path` requires, or `None` when the table has no line for it.
+pub fn lookup(method: &Method, path: &str) -> Option<Access> {
+    ROUTES
+        .iter()
+        .find(|(methods, pattern, _)| methods.covers(method) && matches(pattern, path))
+        .map(|(_, _, access)| *access)
+}
+
+/// What `method path` requires; unknown routes (404s) need a session.
+pub fn access(method: &Method, path: &str) -> Access {
+    lookup(method, path).unwrap_or(Access::SignedIn)
+}
+
+/// Whether `caller` may use a route that requires `access`.
+pub fn decide(access: Access, caller: Caller, public_catalog: bool) -> Decision {
+    match (access, caller) {
+        (Access::Public, _) => Decision::Allow,
+        (Access::Catalog, Caller::Anonymous) if public_catalog => Decision::Allow,
+        (_, Caller::Anonymous) => Decision::SignIn,
+        (Access::Admin, Caller::User(Role::Researcher)) => Decision::Forbid,
+        (_, Caller::User(_)) => Decision::Allow,
+    }
+}
+
+/// Whether `path` matches `pattern` (`{x}` one non-empty segment, `{*x}` one or more).
+fn matches(pattern: &str, path: &str) -> bool {
+    let mut pat = pattern.split('/');
+    let mut segs = path.split('/');
+    loop {
+        match (pat.next(), segs.next()) {
+            (None, None) => return true,
+            (Some(p), Some(s)) if p.starts_with("{*") => return !s.is_empty() || segs.count() > 0,
+            (Some(p), Some(s)) if p.starts_with('{') => {
+                if s.is_empty() {
+                    return false;
+                }
+            }
+            (Some(p), Some(s)) if p == s => {}
+            _ => return false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns_match_segments() {
+        assert!(matches("/", "/"));
+        assert!(matches("/items/{id}", "/items/vault"));
+        assert!(!matches("/items/{id}", "/items/"));
+        assert!(!matches("/items/{id}", "/items/a/b"));
+        assert!(matches("/pkg/{*path}", "/pkg/mirante.wasm"));
+        assert!(matches("/pkg/{*path}", "/pkg/a/b.js"));
+        assert!(!matches("/pkg/{*path}", "/pkg"));
+        assert!(!matches("/catalog", "/catalog/reload"));
+    }
+
+    #[test]
+    fn catalog_reload_is_for_admins_only() {
+        let access = access(&Method::POST, "/api/v1/catalog/reload");
+        assert_eq!(access, Access::Admin);
+        assert_eq!(decide(access, Caller::Anonymous, true), Decision::SignIn);
+        assert_eq!(
+            decide(access, Caller::User(Role::Researcher), true),
+            Decision::Forbid
+        );
+        assert_eq!(
+            decide(access, Caller::User(Role::Admin), false),
+            Decision::Allow
+        );
+    }
+
+    #[test]
+    fn the_catalog_is_public_only_when_configured() {
+        let access = access(&Method::GET, "/api/v1/items");
+        assert_eq!(decide(access, Caller::Anonymous, false), Decision::SignIn);
+        assert_eq!(decide(access, Caller::Anonymous, true), Decision::Allow);
+    }
+
+    #[test]
+    fn unknown_routes_need_a_session() {
+        assert_eq!(access(&Method::GET, "/nowhere"), Access::SignedIn);
+        assert_eq!(access(&Method::DELETE, "/api/v1/items"), Access::SignedIn);
+    }
+
+    #[test]
+    fn deciding_and_merging_requests_is_for_admins_and_the_webhook_is_public() {
+        for path in [
+            "/api/v1/requests/3/approve",
+            "/api/v1/requests/3/reject",
+            "/api/v1/requests/3/merge",
+        ] {
+            assert_eq!(access(&Method::POST, path), Access::Admin, "{path}");
+        }
+        assert_eq!(access(&Method::POST, "/api/v1/requests"), Access::SignedIn);
+        assert_eq!(access(&Method::GET, "/api/v1/requests/3"), Access::SignedIn);
+        assert_eq!(
+            access(&Method::POST, "/api/v1/forge/webhook"),
+            Access::Public
+        );
+        assert!(signed_by_sender("/api/v1/forge/webhook"));
+        assert!(!signed_by_sender("/api/v1/requests"));
+    }
+
+    /// Every route the server serves has a line in the table: the OpenAPI paths, the web UI's
+    /// pages and server functions, and the routes of this module's parent.
+    #[tokio::test]
+    async fn every_route_of_the_server_has_a_decision() {
+        let mut missing = Vec::new();
+        for (method, path) in crate::http::routes::all_routes() {
+            if lookup(&method, &path).is_none() {
+                missing.push(format!("{method} {path}"));
+            }
+        }
+        assert!(missing.is_empty(), "routes without a decision: {missing:?}");
+    }
+}

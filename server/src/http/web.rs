@@ -1,0 +1,65 @@
+//! The web UI's routes (Leptos server-side rendering and server functions).
+
+use std::sync::{Arc, OnceLock};
+
+use axum::{body::Body, extract::State, http::Request, response::IntoResponse, routing::post};
+use leptos::prelude::provide_context;
+use leptos_axum::{
+    AxumRouteListing, LeptosRoutes, generate_route_list, handle_server_fns_with_context,
+};
+use mirante_frontend::{App, shell, ssr::SelfServiceHandle};
+
+use crate::{http::state::AppState, http::ui::UiSelfService};
+
+/// Where the UI's server functions are mounted; matches `prefix` in `frontend/src/api.rs`.
+const SERVER_FN_PATH: &str = "/_fn/{*fn_name}";
+
+/// The web UI's routes; merged last, after the API, so its catch-all never shadows an API path.
+pub fn router(state: &AppState) -> axum::Router<AppState> {
+    let routes = route_list().to_vec();
+    let context = context(state);
+    let options = state.leptos.clone();
+    axum::Router::new()
+        .route(
+            SERVER_FN_PATH,
+            post(server_fn_handler).get(server_fn_handler),
+        )
+        .leptos_routes_with_context(state, routes, context.clone(), move || {
+            shell(options.clone())
+        })
+        // Unknown paths render the UI's "not found" page with a 404 status.
+        .fallback(leptos_axum::file_and_error_handler_with_context::<
+            AppState,
+            _,
+        >(context, shell))
+}
+
+/// The UI's pages, walked from the app once per process.
+///
+/// Walking the app holds Leptos' process-wide switch that stops resources from loading (a
+/// resource first polled while it is on never loads; leptos-rs/leptos#4773). Walking it again
+/// while another server in the same process renders a page, as a second `Application` built in
+/// a running process would, could leave that page waiting until the request timed out.
+pub fn route_list() -> &'static [AxumRouteListing] {
+    static ROUTES: OnceLock<Vec<AxumRouteListing>> = OnceLock::new();
+    ROUTES.get_or_init(|| generate_route_list(App))
+}
+
+/// What pages and server functions find in their Leptos context: the catalog (with its
+/// history) and self-service.
+fn context(state: &AppState) -> impl Fn() + Clone + Send + Sync + 'static + use<> {
+    let portal = state.portal();
+    let selfservice: SelfServiceHandle = Arc::new(UiSelfService::new(
+        Arc::clone(&state.selfservice),
+        Arc::clone(&state.catalog),
+    ));
+    move || {
+        provide_context(portal.clone());
+        provide_context(selfservice.clone());
+    }
+}
+
+/// Runs a server function with the catalog and self-service in its context.
+async fn server_fn_handler(State(state): State<AppState>, req: Request<Body>) -> impl IntoResponse {
+    handle_server_fns_with_context(context(&state), req).await
+}
