@@ -482,6 +482,8 @@ pub const ITEMS: &str = r#"items:
     evidence:
       - kind: reference
         text: In production since spring.
+      - kind: argocd
+        app: hypervisor-north
     decisions: [hypervisor-choice]
   - id: hypervisor-south
     name: Hypervisor cluster South
