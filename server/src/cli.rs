@@ -1,6 +1,6 @@
 //! The `mirante` command line: `serve` (the default), `config`, `catalog check DIR`,
-//! `template check DIR`, `template render ID --values FILE --out DIR`, `backup FILE` and
-//! `restore FILE`.
+//! `template check DIR`, `template render ID --values FILE --out DIR`, `openapi`, `backup FILE`
+//! and `restore FILE`.
 
 use std::{
     io::Write,
@@ -47,6 +47,9 @@ pub enum Command {
     /// Work with self-service templates.
     #[command(subcommand)]
     Template(TemplateCommand),
+    /// Print the JSON API's OpenAPI 3.1 description (what `/api/v1/openapi.json` serves), e.g.
+    /// to generate a client or validate it.
+    Openapi,
     /// Copy the embedded SQLite database to FILE (a new file) while the portal runs.
     Backup {
         /// The file to write; it must not exist.
@@ -120,6 +123,7 @@ pub fn run(cli: Cli) -> ExitCode {
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => serve(),
         Command::Config => print_config(),
+        Command::Openapi => print_openapi(),
         Command::Backup { file } => backup::backup_command(&file),
         Command::Restore { file } => backup::restore_command(&file),
         Command::Catalog(CatalogCommand::Check {
@@ -162,6 +166,19 @@ pub fn run(cli: Cli) -> ExitCode {
             requester,
             now,
         }),
+    }
+}
+
+fn print_openapi() -> ExitCode {
+    match crate::http::openapi_json() {
+        Ok(json) => {
+            println!("{json}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: cannot serialize the API description: {e}");
+            ExitCode::FAILURE
+        }
     }
 }
 

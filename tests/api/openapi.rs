@@ -84,4 +84,25 @@ on_both_databases! {
             .collect();
         assert_eq!(query, ["site", "layer", "state", "qualifier", "q", "limit", "offset"]);
     }
+
+    async fn approval_and_rejection_bodies_name_the_review_decision_and_only_rejection_requires_one(backend: Backend) {
+        let app = spawn_app(backend).await;
+        let doc = app.get_json("/api/v1/openapi.json", 200).await;
+
+        let body = |action: &str| doc["paths"][format!("/api/v1/requests/{{id}}/{action}")]["post"]["requestBody"].clone();
+        let approve = body("approve");
+        let reject = body("reject");
+        let schema_ref = |b: &Value| b["content"]["application/json"]["schema"].to_string();
+        assert!(schema_ref(&approve).contains("#/components/schemas/ReviewDecision"), "{approve}");
+        assert!(schema_ref(&reject).contains("#/components/schemas/ReviewDecision"), "{reject}");
+        assert_ne!(approve["required"], Value::Bool(true), "an approval may come with no body: {approve}");
+        assert_eq!(reject["required"], Value::Bool(true), "{reject}");
+        let review = &doc["components"]["schemas"]["ReviewDecision"];
+        assert!(review["properties"]["comment"].is_object(), "{review}");
+        // The catalog's architectural decision keeps its own name and shape.
+        assert!(doc["components"]["schemas"]["Decision"]["required"]
+            .as_array()
+            .unwrap()
+            .contains(&Value::from("topic")));
+    }
 }

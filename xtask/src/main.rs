@@ -409,6 +409,7 @@ fn test() -> Result<()> {
     )?;
     manifests::check()?;
     build(false)?;
+    check_openapi()?;
     container::test()?;
     sh(&cargo(), ["test", "--workspace"])?;
     // The test OpenID provider's own self-test.
@@ -423,6 +424,30 @@ fn test() -> Result<()> {
         .env("MIRANTE_BIN", server_bin("debug"))
         .env("LEPTOS_SITE_ROOT", site_root());
     run_cmd(&mut node)
+}
+
+/// Validates the server's OpenAPI document with openapi-spec-validator (PyPI), the checker
+/// client generators rely on: a document it refuses breaks generated clients.
+fn check_openapi() -> Result<()> {
+    let doc = Command::new(server_bin("debug"))
+        .arg("openapi")
+        .output()
+        .context("running `mirante openapi`")?;
+    if !doc.status.success() {
+        bail!(
+            "`mirante openapi` failed: {}",
+            String::from_utf8_lossy(&doc.stderr).trim()
+        );
+    }
+    let file = target_dir().join("openapi.json");
+    fs::write(&file, &doc.stdout)?;
+    let python = manifests::python_packages()?;
+    let mut check = Command::new("python3");
+    check
+        .args(["-m", "openapi_spec_validator"])
+        .arg(&file)
+        .env("PYTHONPATH", python);
+    run_cmd(&mut check)
 }
 
 #[cfg(test)]

@@ -16,6 +16,10 @@ use crate::{npm_ci, run_cmd, target_dir};
 const KUBERNETES_VERSION: &str = "1.31.0";
 /// kubernetes-validate, pinned: its schemas are what the manifests are checked against.
 const KUBERNETES_VALIDATE: &str = "kubernetes-validate==1.37.0";
+/// openapi-spec-validator, pinned: it checks the JSON API's OpenAPI 3.1 document.
+const OPENAPI_SPEC_VALIDATOR: &str = "openapi-spec-validator==0.7.2";
+/// Installed together, so that pip resolves their shared dependencies (jsonschema) once.
+const PYTHON_PACKAGES: [&str; 2] = [KUBERNETES_VALIDATE, OPENAPI_SPEC_VALIDATOR];
 
 /// Renders and checks the manifests; fails listing every problem.
 pub fn check() -> Result<()> {
@@ -77,12 +81,13 @@ pub fn check() -> Result<()> {
     run_cmd(&mut cmd)
 }
 
-/// Installs kubernetes-validate (and its dependencies) into the cache once; returns the
-/// directory to put on PYTHONPATH.
-fn python_packages() -> Result<std::path::PathBuf> {
+/// Installs the pinned Python checkers (kubernetes-validate, openapi-spec-validator) and their
+/// dependencies into the cache once; returns the directory to put on PYTHONPATH.
+pub fn python_packages() -> Result<std::path::PathBuf> {
     let dir = target_dir().join("tools/python");
     let marker = dir.join(".installed");
-    if fs::read_to_string(&marker).ok().as_deref() == Some(KUBERNETES_VALIDATE) {
+    let wanted = PYTHON_PACKAGES.join(" ");
+    if fs::read_to_string(&marker).ok().as_deref() == Some(wanted.as_str()) {
         return Ok(dir);
     }
     let mut pip = Command::new("python3");
@@ -95,8 +100,8 @@ fn python_packages() -> Result<std::path::PathBuf> {
     ])
     .args(["--upgrade", "--target"])
     .arg(&dir)
-    .arg(KUBERNETES_VALIDATE);
+    .args(PYTHON_PACKAGES);
     run_cmd(&mut pip)?;
-    fs::write(&marker, KUBERNETES_VALIDATE)?;
+    fs::write(&marker, wanted)?;
     Ok(dir)
 }

@@ -15,3 +15,8 @@ pub(crate) mod web;
 
 pub use error::ApiError;
 pub use state::AppState;
+
+/// The JSON API's OpenAPI document, pretty-printed (`mirante openapi`).
+pub fn openapi_json() -> serde_json::Result<String> {
+    api::openapi().to_pretty_json()
+}

@@ -284,10 +284,11 @@ pub async fn get_request(
     Ok(Json(service.request(&principal, id).await?))
 }
 
-/// An admin's decision: an optional comment on approval, a required one on rejection.
+/// The body of an admin's approval or rejection: an optional comment on approval, a required
+/// one on rejection. (Not to be confused with an architectural `Decision` of the catalog.)
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Decision {
+pub struct ReviewDecision {
     /// Why.
     #[serde(default)]
     pub comment: Option<String>,
@@ -299,7 +300,7 @@ pub struct Decision {
     path = "/api/v1/requests/{id}/approve",
     tag = "self-service",
     params(("id" = i64, Path, description = "Request id")),
-    request_body(content = Decision, description = "Optional; `{}` or no body for no comment"),
+    request_body(content = Option<ReviewDecision>, description = "Optional; `{}` or no body for no comment"),
     responses(
         (status = 200, description = "The request, approved", body = RequestDetail),
         (status = 401, description = "Not signed in", body = ErrorBody),
@@ -314,7 +315,7 @@ pub async fn approve(
     Path(id): Path<i64>,
     bytes: Bytes,
 ) -> Result<Json<RequestDetail>, ApiError> {
-    let decision: Decision = optional_body(&bytes)?;
+    let decision: ReviewDecision = optional_body(&bytes)?;
     Ok(Json(
         service
             .approve(&principal, id, decision.comment.as_deref())
@@ -328,7 +329,7 @@ pub async fn approve(
     path = "/api/v1/requests/{id}/reject",
     tag = "self-service",
     params(("id" = i64, Path, description = "Request id")),
-    request_body = Decision,
+    request_body = ReviewDecision,
     responses(
         (status = 200, description = "The request, rejected", body = RequestDetail),
         (status = 400, description = "No comment", body = ErrorBody),
@@ -344,7 +345,7 @@ pub async fn reject(
     Path(id): Path<i64>,
     bytes: Bytes,
 ) -> Result<Json<RequestDetail>, ApiError> {
-    let decision: Decision = optional_body(&bytes)?;
+    let decision: ReviewDecision = optional_body(&bytes)?;
     let comment = decision.comment.unwrap_or_default();
     Ok(Json(service.reject(&principal, id, &comment).await?))
 }
