@@ -1,8 +1,21 @@
 //! Storage on SQLite (the default) or PostgreSQL, picked from the database URL's scheme.
 //!
-//! Queries are plain SQL strings run with `sqlx::query`/`query_as` and `bind`, one string per
-//! database where the dialects differ; see `docs/adr/0001-runtime-sql-for-two-databases.md`.
-//! The integration tests run every query on both databases.
+//! Queries are plain SQL strings run with `sqlx::query`/`query_as` and `bind`, written once for
+//! both databases: `$1`-style placeholders, which both drivers bind by number, and JSON through
+//! [`sqlx::types::Json`] (text on SQLite, `jsonb` on PostgreSQL). [`on_db!`] runs a statement on
+//! whichever pool is open; see `docs/adr/0001-runtime-sql-for-two-databases.md`. The
+//! integration tests run every query on both databases.
+
+/// Runs `$body` with `$pool` bound to whichever pool `$db` holds; the body is compiled once
+/// per database, so the same statement text serves both.
+macro_rules! on_db {
+    ($db:expr, |$pool:ident| $body:expr) => {
+        match $db {
+            Db::Sqlite($pool) => $body,
+            Db::Postgres($pool) => $body,
+        }
+    };
+}
 
 pub mod requests;
 
@@ -15,6 +28,7 @@ use sqlx::{
     PgPool, SqlitePool,
     postgres::{PgConnectOptions, PgPoolOptions},
     sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous},
+    types::Json,
 };
 
 /// Which database a URL points at.
@@ -137,7 +151,8 @@ pub struct AuditEntry {
     pub detail: serde_json::Value,
 }
 
-/// The row as both databases return it: the detail as JSON text.
+/// The row as both databases return it: the detail as JSON (text on SQLite, `jsonb` on
+/// PostgreSQL, decoded alike by [`Json`]).
 #[derive(sqlx::FromRow)]
 struct AuditRow {
     audit_log_id: i64,
@@ -145,21 +160,19 @@ struct AuditRow {
     actor: String,
     action: String,
     target: String,
-    detail: String,
+    detail: Json<serde_json::Value>,
 }
 
-impl TryFrom<AuditRow> for AuditEntry {
-    type Error = DbError;
-
-    fn try_from(row: AuditRow) -> Result<Self, DbError> {
-        Ok(AuditEntry {
+impl From<AuditRow> for AuditEntry {
+    fn from(row: AuditRow) -> Self {
+        AuditEntry {
             audit_log_id: row.audit_log_id,
             at: row.at,
             actor: row.actor,
             action: row.action,
             target: row.target,
-            detail: serde_json::from_str(&row.detail)?,
-        })
+            detail: row.detail.0,
+        }
     }
 }
 
@@ -213,26 +226,24 @@ struct UserRow {
     username: String,
     name: String,
     email: Option<String>,
-    groups: String,
+    groups: Json<Vec<String>>,
     first_login_at: DateTime<Utc>,
     last_login_at: DateTime<Utc>,
 }
 
-impl TryFrom<UserRow> for UserRecord {
-    type Error = DbError;
-
-    fn try_from(r: UserRow) -> Result<Self, DbError> {
-        Ok(UserRecord {
+impl From<UserRow> for UserRecord {
+    fn from(r: UserRow) -> Self {
+        UserRecord {
             app_user_id: r.app_user_id,
             issuer: r.issuer,
             subject: r.subject,
             username: r.username,
             name: r.name,
             email: r.email,
-            groups: serde_json::from_str(&r.groups)?,
+            groups: r.groups.0,
             first_login_at: r.first_login_at,
             last_login_at: r.last_login_at,
-        })
+        }
     }
 }
 
@@ -337,211 +348,105 @@ impl Db {
 
     /// Checks that the database answers.
     pub async fn ping(&self) -> Result<(), DbError> {
-        let sql = "select 1";
-        match self {
-            Db::Sqlite(pool) => {
-                sqlx::query(sql).execute(pool).await?;
-            }
-            Db::Postgres(pool) => {
-                sqlx::query(sql).execute(pool).await?;
-            }
-        }
+        on_db!(self, |pool| {
+            sqlx::query("select 1").execute(pool).await?;
+        });
         Ok(())
     }
 
     /// Records a catalog snapshot; returns whether this content was new to the database.
     pub async fn record_snapshot(&self, s: &NewSnapshot<'_>) -> Result<bool, DbError> {
-        let affected = match self {
-            Db::Sqlite(pool) => {
-                // language=sqlite
-                let sql =
-                    "insert into catalog_snapshot (hash, revision, source, item_count, loaded_at)
-                           values (?, ?, ?, ?, ?)
-                           on conflict (hash) do nothing";
-                sqlx::query(sql)
-                    .bind(s.hash)
-                    .bind(s.revision)
-                    .bind(s.source)
-                    .bind(s.item_count)
-                    .bind(s.loaded_at)
-                    .execute(pool)
-                    .await?
-                    .rows_affected()
-            }
-            Db::Postgres(pool) => {
-                // language=postgresql
-                let sql =
-                    "insert into catalog_snapshot (hash, revision, source, item_count, loaded_at)
-                           values ($1, $2, $3, $4, $5)
-                           on conflict (hash) do nothing";
-                sqlx::query(sql)
-                    .bind(s.hash)
-                    .bind(s.revision)
-                    .bind(s.source)
-                    .bind(s.item_count)
-                    .bind(s.loaded_at)
-                    .execute(pool)
-                    .await?
-                    .rows_affected()
-            }
-        };
+        let sql = "insert into catalog_snapshot (hash, revision, source, item_count, loaded_at)
+                   values ($1, $2, $3, $4, $5)
+                   on conflict (hash) do nothing";
+        let affected = on_db!(self, |pool| sqlx::query(sql)
+            .bind(s.hash)
+            .bind(s.revision)
+            .bind(s.source)
+            .bind(s.item_count)
+            .bind(s.loaded_at)
+            .execute(pool)
+            .await?
+            .rows_affected());
         Ok(affected == 1)
     }
 
     /// The most recently recorded snapshots, newest first.
     pub async fn list_snapshots(&self, limit: i64) -> Result<Vec<SnapshotRecord>, DbError> {
-        let rows = match self {
-            Db::Sqlite(pool) => {
-                // language=sqlite
-                let sql =
-                    "select catalog_snapshot_id, hash, revision, source, item_count, loaded_at
-                           from catalog_snapshot
-                           order by catalog_snapshot_id desc
-                           limit ?";
-                sqlx::query_as(sql).bind(limit).fetch_all(pool).await?
-            }
-            Db::Postgres(pool) => {
-                // language=postgresql
-                let sql =
-                    "select catalog_snapshot_id, hash, revision, source, item_count, loaded_at
-                           from catalog_snapshot
-                           order by catalog_snapshot_id desc
-                           limit $1";
-                sqlx::query_as(sql).bind(limit).fetch_all(pool).await?
-            }
-        };
+        let sql = "select catalog_snapshot_id, hash, revision, source, item_count, loaded_at
+                   from catalog_snapshot
+                   order by catalog_snapshot_id desc
+                   limit $1";
+        let rows = on_db!(self, |pool| sqlx::query_as(sql)
+            .bind(limit)
+            .fetch_all(pool)
+            .await?);
         Ok(rows)
     }
 
     /// Appends an audit entry; returns its id.
     pub async fn append_audit(&self, e: &NewAuditEntry<'_>) -> Result<i64, DbError> {
-        let detail = e.detail.to_string();
-        let id = match self {
-            Db::Sqlite(pool) => {
-                // language=sqlite
-                let sql = "insert into audit_log (at, actor, action, target, detail)
-                           values (?, ?, ?, ?, ?)
-                           returning audit_log_id";
-                sqlx::query_scalar(sql)
-                    .bind(e.at)
-                    .bind(e.actor)
-                    .bind(e.action)
-                    .bind(e.target)
-                    .bind(detail)
-                    .fetch_one(pool)
-                    .await?
-            }
-            Db::Postgres(pool) => {
-                // language=postgresql
-                let sql = "insert into audit_log (at, actor, action, target, detail)
-                           values ($1, $2, $3, $4, $5::jsonb)
-                           returning audit_log_id";
-                sqlx::query_scalar(sql)
-                    .bind(e.at)
-                    .bind(e.actor)
-                    .bind(e.action)
-                    .bind(e.target)
-                    .bind(detail)
-                    .fetch_one(pool)
-                    .await?
-            }
-        };
+        let sql = "insert into audit_log (at, actor, action, target, detail)
+                   values ($1, $2, $3, $4, $5)
+                   returning audit_log_id";
+        let id = on_db!(self, |pool| sqlx::query_scalar(sql)
+            .bind(e.at)
+            .bind(e.actor)
+            .bind(e.action)
+            .bind(e.target)
+            .bind(Json(&e.detail))
+            .fetch_one(pool)
+            .await?);
         Ok(id)
     }
 
     /// The most recent audit entries, newest first.
     pub async fn list_audit(&self, limit: i64) -> Result<Vec<AuditEntry>, DbError> {
-        let rows: Vec<AuditRow> = match self {
-            Db::Sqlite(pool) => {
-                // language=sqlite
-                let sql = "select audit_log_id, at, actor, action, target, detail
-                           from audit_log
-                           order by audit_log_id desc
-                           limit ?";
-                sqlx::query_as(sql).bind(limit).fetch_all(pool).await?
-            }
-            Db::Postgres(pool) => {
-                // language=postgresql
-                let sql = "select audit_log_id, at, actor, action, target, detail::text as detail
-                           from audit_log
-                           order by audit_log_id desc
-                           limit $1";
-                sqlx::query_as(sql).bind(limit).fetch_all(pool).await?
-            }
-        };
-        rows.into_iter().map(AuditEntry::try_from).collect()
+        let sql = "select audit_log_id, at, actor, action, target, detail
+                   from audit_log
+                   order by audit_log_id desc
+                   limit $1";
+        let rows: Vec<AuditRow> = on_db!(self, |pool| sqlx::query_as(sql)
+            .bind(limit)
+            .fetch_all(pool)
+            .await?);
+        Ok(rows.into_iter().map(AuditEntry::from).collect())
     }
 
     /// Creates or updates the user `(issuer, subject)` at sign-in; returns its id.
     pub async fn upsert_user(&self, u: &NewUser<'_>) -> Result<i64, DbError> {
-        let groups = serde_json::to_string(u.groups)?;
-        let id = match self {
-            Db::Sqlite(pool) => {
-                // language=sqlite
-                let sql = "insert into app_user (issuer, subject, username, name, email, groups,
-                                                 first_login_at, last_login_at)
-                           values (?, ?, ?, ?, ?, ?, ?, ?)
-                           on conflict (issuer, subject) do update set
-                               username = excluded.username, name = excluded.name,
-                               email = excluded.email, groups = excluded.groups,
-                               last_login_at = excluded.last_login_at
-                           returning app_user_id";
-                sqlx::query_scalar(sql)
-                    .bind(u.issuer)
-                    .bind(u.subject)
-                    .bind(u.username)
-                    .bind(u.name)
-                    .bind(u.email)
-                    .bind(groups)
-                    .bind(u.at)
-                    .bind(u.at)
-                    .fetch_one(pool)
-                    .await?
-            }
-            Db::Postgres(pool) => {
-                // language=postgresql
-                let sql = "insert into app_user (issuer, subject, username, name, email, groups,
-                                                 first_login_at, last_login_at)
-                           values ($1, $2, $3, $4, $5, $6::jsonb, $7, $7)
-                           on conflict (issuer, subject) do update set
-                               username = excluded.username, name = excluded.name,
-                               email = excluded.email, groups = excluded.groups,
-                               last_login_at = excluded.last_login_at
-                           returning app_user_id";
-                sqlx::query_scalar(sql)
-                    .bind(u.issuer)
-                    .bind(u.subject)
-                    .bind(u.username)
-                    .bind(u.name)
-                    .bind(u.email)
-                    .bind(groups)
-                    .bind(u.at)
-                    .fetch_one(pool)
-                    .await?
-            }
-        };
+        let sql = "insert into app_user (issuer, subject, username, name, email, groups,
+                                         first_login_at, last_login_at)
+                   values ($1, $2, $3, $4, $5, $6, $7, $8)
+                   on conflict (issuer, subject) do update set
+                       username = excluded.username, name = excluded.name,
+                       email = excluded.email, groups = excluded.groups,
+                       last_login_at = excluded.last_login_at
+                   returning app_user_id";
+        let id = on_db!(self, |pool| sqlx::query_scalar(sql)
+            .bind(u.issuer)
+            .bind(u.subject)
+            .bind(u.username)
+            .bind(u.name)
+            .bind(u.email)
+            .bind(Json(u.groups))
+            .bind(u.at)
+            .bind(u.at)
+            .fetch_one(pool)
+            .await?);
         Ok(id)
     }
 
     /// A user by id.
     pub async fn user(&self, id: i64) -> Result<Option<UserRecord>, DbError> {
-        let row: Option<UserRow> = match self {
-            Db::Sqlite(pool) => {
-                // language=sqlite
-                let sql = "select app_user_id, issuer, subject, username, name, email, groups,
-                                  first_login_at, last_login_at
-                           from app_user where app_user_id = ?";
-                sqlx::query_as(sql).bind(id).fetch_optional(pool).await?
-            }
-            Db::Postgres(pool) => {
-                // language=postgresql
-                let sql = "select app_user_id, issuer, subject, username, name, email,
-                                  groups::text as groups, first_login_at, last_login_at
-                           from app_user where app_user_id = $1";
-                sqlx::query_as(sql).bind(id).fetch_optional(pool).await?
-            }
-        };
-        row.map(UserRecord::try_from).transpose()
+        let sql = "select app_user_id, issuer, subject, username, name, email, groups,
+                          first_login_at, last_login_at
+                   from app_user where app_user_id = $1";
+        let row: Option<UserRow> = on_db!(self, |pool| sqlx::query_as(sql)
+            .bind(id)
+            .fetch_optional(pool)
+            .await?);
+        Ok(row.map(UserRecord::from))
     }
 
     /// Stores a new API token's hash for a user; returns the token's id.
@@ -552,32 +457,15 @@ impl Db {
         token_hash: &str,
         at: DateTime<Utc>,
     ) -> Result<i64, DbError> {
-        let id = match self {
-            Db::Sqlite(pool) => {
-                // language=sqlite
-                let sql = "insert into api_token (app_user_id, name, token_hash, created_at)
-                           values (?, ?, ?, ?) returning api_token_id";
-                sqlx::query_scalar(sql)
-                    .bind(user_id)
-                    .bind(name)
-                    .bind(token_hash)
-                    .bind(at)
-                    .fetch_one(pool)
-                    .await?
-            }
-            Db::Postgres(pool) => {
-                // language=postgresql
-                let sql = "insert into api_token (app_user_id, name, token_hash, created_at)
-                           values ($1, $2, $3, $4) returning api_token_id";
-                sqlx::query_scalar(sql)
-                    .bind(user_id)
-                    .bind(name)
-                    .bind(token_hash)
-                    .bind(at)
-                    .fetch_one(pool)
-                    .await?
-            }
-        };
+        let sql = "insert into api_token (app_user_id, name, token_hash, created_at)
+                   values ($1, $2, $3, $4) returning api_token_id";
+        let id = on_db!(self, |pool| sqlx::query_scalar(sql)
+            .bind(user_id)
+            .bind(name)
+            .bind(token_hash)
+            .bind(at)
+            .fetch_one(pool)
+            .await?);
         Ok(id)
     }
 
@@ -587,26 +475,14 @@ impl Db {
         &self,
         token_hash: &str,
     ) -> Result<Option<ActiveApiToken>, DbError> {
-        let row: Option<(i64, i64, Option<DateTime<Utc>>)> = match self {
-            Db::Sqlite(pool) => {
-                // language=sqlite
-                let sql = "select api_token_id, app_user_id, last_used_at from api_token
-                           where token_hash = ? and revoked_at is null";
-                sqlx::query_as(sql)
-                    .bind(token_hash)
-                    .fetch_optional(pool)
-                    .await?
-            }
-            Db::Postgres(pool) => {
-                // language=postgresql
-                let sql = "select api_token_id, app_user_id, last_used_at from api_token
-                           where token_hash = $1 and revoked_at is null";
-                sqlx::query_as(sql)
-                    .bind(token_hash)
-                    .fetch_optional(pool)
-                    .await?
-            }
-        };
+        let sql = "select api_token_id, app_user_id, last_used_at from api_token
+                   where token_hash = $1 and revoked_at is null";
+        let row: Option<(i64, i64, Option<DateTime<Utc>>)> = on_db!(self, |pool| {
+            sqlx::query_as(sql)
+                .bind(token_hash)
+                .fetch_optional(pool)
+                .await?
+        });
         Ok(
             row.map(|(api_token_id, app_user_id, last_used_at)| ActiveApiToken {
                 api_token_id,
@@ -622,26 +498,14 @@ impl Db {
         api_token_id: i64,
         at: DateTime<Utc>,
     ) -> Result<(), DbError> {
-        match self {
-            Db::Sqlite(pool) => {
-                // language=sqlite
-                let sql = "update api_token set last_used_at = ? where api_token_id = ?";
-                sqlx::query(sql)
-                    .bind(at)
-                    .bind(api_token_id)
-                    .execute(pool)
-                    .await?;
-            }
-            Db::Postgres(pool) => {
-                // language=postgresql
-                let sql = "update api_token set last_used_at = $1 where api_token_id = $2";
-                sqlx::query(sql)
-                    .bind(at)
-                    .bind(api_token_id)
-                    .execute(pool)
-                    .await?;
-            }
-        }
+        let sql = "update api_token set last_used_at = $1 where api_token_id = $2";
+        on_db!(self, |pool| {
+            sqlx::query(sql)
+                .bind(at)
+                .bind(api_token_id)
+                .execute(pool)
+                .await?;
+        });
         Ok(())
     }
 
@@ -652,62 +516,33 @@ impl Db {
         token_id: i64,
         at: DateTime<Utc>,
     ) -> Result<Option<String>, DbError> {
-        let name = match self {
-            Db::Sqlite(pool) => {
-                // language=sqlite
-                let sql = "update api_token set revoked_at = ?
-                           where api_token_id = ? and app_user_id = ? and revoked_at is null
-                           returning name";
-                sqlx::query_scalar(sql)
-                    .bind(at)
-                    .bind(token_id)
-                    .bind(user_id)
-                    .fetch_optional(pool)
-                    .await?
-            }
-            Db::Postgres(pool) => {
-                // language=postgresql
-                let sql = "update api_token set revoked_at = $1
-                           where api_token_id = $2 and app_user_id = $3 and revoked_at is null
-                           returning name";
-                sqlx::query_scalar(sql)
-                    .bind(at)
-                    .bind(token_id)
-                    .bind(user_id)
-                    .fetch_optional(pool)
-                    .await?
-            }
-        };
+        let sql = "update api_token set revoked_at = $1
+                   where api_token_id = $2 and app_user_id = $3 and revoked_at is null
+                   returning name";
+        let name = on_db!(self, |pool| sqlx::query_scalar(sql)
+            .bind(at)
+            .bind(token_id)
+            .bind(user_id)
+            .fetch_optional(pool)
+            .await?);
         Ok(name)
     }
 
     /// A user's tokens, newest first (hashes left out).
     pub async fn list_api_tokens(&self, user_id: i64) -> Result<Vec<ApiTokenRecord>, DbError> {
-        let rows = match self {
-            Db::Sqlite(pool) => {
-                // language=sqlite
-                let sql = "select api_token_id, name, created_at, last_used_at, revoked_at
-                           from api_token where app_user_id = ?
-                           order by api_token_id desc";
-                sqlx::query_as(sql).bind(user_id).fetch_all(pool).await?
-            }
-            Db::Postgres(pool) => {
-                // language=postgresql
-                let sql = "select api_token_id, name, created_at, last_used_at, revoked_at
-                           from api_token where app_user_id = $1
-                           order by api_token_id desc";
-                sqlx::query_as(sql).bind(user_id).fetch_all(pool).await?
-            }
-        };
+        let sql = "select api_token_id, name, created_at, last_used_at, revoked_at
+                   from api_token where app_user_id = $1
+                   order by api_token_id desc";
+        let rows = on_db!(self, |pool| sqlx::query_as(sql)
+            .bind(user_id)
+            .fetch_all(pool)
+            .await?);
         Ok(rows)
     }
 
     /// Closes every connection; waits for those in use to be returned.
     pub async fn close(&self) {
-        match self {
-            Db::Sqlite(pool) => pool.close().await,
-            Db::Postgres(pool) => pool.close().await,
-        }
+        on_db!(self, |pool| pool.close().await)
     }
 }
 

@@ -16,17 +16,6 @@ use sqlx::types::Json;
 use crate::adapters::db::{Db, DbError};
 use mirante_domain::monorepo::{FileChange, PullRequestState};
 
-/// Runs `$body` with `$pool` bound to whichever pool `$db` holds; the body is compiled once
-/// per database, so the same statement text serves both.
-macro_rules! on_db {
-    ($db:expr, |$pool:ident| $body:expr) => {
-        match $db {
-            Db::Sqlite($pool) => $body,
-            Db::Postgres($pool) => $body,
-        }
-    };
-}
-
 /// Who made a request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Author {
