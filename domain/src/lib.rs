@@ -13,6 +13,7 @@ pub mod load;
 pub mod model;
 pub mod monorepo;
 pub mod request;
+pub mod resource;
 pub mod roadmap;
 pub mod selfservice;
 pub mod snapshot;

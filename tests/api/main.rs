@@ -24,4 +24,5 @@ mod pages;
 mod probes;
 mod reference;
 mod requests;
+mod resources;
 mod roadmap;

@@ -36,6 +36,8 @@ on_both_databases! {
             ("/api/v1/requests/{id}/approve", "post"),
             ("/api/v1/requests/{id}/reject", "post"),
             ("/api/v1/requests/{id}/merge", "post"),
+            ("/api/v1/resources", "get"),
+            ("/api/v1/resources/{id}", "get"),
             ("/api/v1/forge/webhook", "post"),
             ("/api/v1/roadmap", "get"),
             ("/api/v1/roadmap/burnup", "get"),

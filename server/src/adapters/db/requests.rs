@@ -472,6 +472,30 @@ impl Db {
         rows.into_iter().map(RequestRecord::try_from).collect()
     }
 
+    /// Requests of `kind`, oldest first: all of them, or those targeting `target` only (the
+    /// resources are derived from these).
+    pub async fn requests_of_kind(
+        &self,
+        kind: RequestKind,
+        target: Option<&str>,
+        limit: i64,
+    ) -> Result<Vec<RequestRecord>, DbError> {
+        let sql = format!(
+            "select {REQUEST_COLUMNS} from request
+             where kind = $1 and ($2 is null or target = $2)
+             order by request_id limit $3"
+        );
+        let rows: Vec<RequestRow> = on_db!(self, |pool| {
+            sqlx::query_as(&sql)
+                .bind(kind.as_str())
+                .bind(target)
+                .bind(limit)
+                .fetch_all(pool)
+                .await?
+        });
+        rows.into_iter().map(RequestRecord::try_from).collect()
+    }
+
     /// The request proposed on `branch`, if any.
     pub async fn request_by_branch(&self, branch: &str) -> Result<Option<RequestRecord>, DbError> {
         let sql = format!("select {REQUEST_COLUMNS} from request where branch = $1");

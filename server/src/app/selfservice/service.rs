@@ -17,10 +17,12 @@
 //! | [`SelfService::request`] | owner or admin | state, timeline, files, pull request, last error |
 //! | [`SelfService::approve`] / [`SelfService::reject`] | admin | decide a request awaiting approval |
 //! | [`SelfService::merge`] | admin, local forge | merge the pull request; reload the catalog |
+//! | [`SelfService::resources`] / [`SelfService::resource`] | owner or admin | what the requests made, checked on the base branch |
 //! | [`SelfService::follow_webhook`] | a verified forge webhook | move a request to merged / closed |
 //! | [`SelfService::preview_catalog_change`] / [`SelfService::submit_catalog_change`] | admin | an item's state, qualifier and evidence changed in its catalog file, proposed with no approval step |
 
 mod catalog_change;
+mod resources;
 
 use std::sync::Arc;
 
@@ -315,6 +317,9 @@ pub struct RequestDetail {
     pub can_decide: bool,
     /// Whether the caller may merge it now (local forge).
     pub can_merge: bool,
+    /// The resource it made or changes (`/api/v1/resources/{id}`), once it is one: `null`
+    /// for a catalog change and for a request refused before any merge.
+    pub resource: Option<i64>,
 }
 
 /// What a webhook did.
@@ -859,6 +864,7 @@ impl SelfService {
         r: RequestRecord,
     ) -> Result<RequestDetail, ServiceError> {
         let timeline = self.db.transitions(r.id).await?;
+        let resource = self.resource_of_request(&r).await?;
         let viewer = &principal.viewer;
         Ok(RequestDetail {
             summary: request_summary(&r),
@@ -883,6 +889,7 @@ impl SelfService {
             can_merge: access::may_merge_request(viewer)
                 && r.state == RequestState::Proposed
                 && self.forge().kind() == ForgeKind::Local,
+            resource,
         })
     }
 

@@ -11,6 +11,7 @@ pub mod items;
 pub mod probes;
 pub mod query;
 pub mod reference;
+pub mod resources;
 pub mod roadmap;
 pub mod schema;
 pub mod selfservice;
@@ -56,6 +57,7 @@ fn documented() -> OpenApiRouter<AppState> {
         .merge(reference::router())
         .merge(catalog::router())
         .merge(selfservice::router())
+        .merge(resources::router())
         .merge(webhook::router())
         .merge(roadmap::router())
         .merge(history::router())

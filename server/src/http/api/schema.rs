@@ -294,6 +294,66 @@ pub struct Decision {
     items: Vec<String>,
 }
 
+/// Where a resource stands.
+#[derive(ToSchema)]
+#[schema(rename_all = "snake_case")]
+pub enum ResourceState {
+    /// Asked for: awaiting approval, approved, or being proposed.
+    Pending,
+    /// Its pull request is open.
+    Proposed,
+    /// Its files are on the monorepo's base branch.
+    Merged,
+    /// The deployment is applying the merged files.
+    Syncing,
+    /// Applied and healthy: ready to use.
+    Live,
+    /// Applied but not healthy.
+    Degraded,
+    /// Its folder is no longer on the base branch.
+    Removed,
+}
+
+/// What a self-service request made: a folder of the monorepo (a GPU workspace, a PostgreSQL
+/// cluster), with its owner and state.
+#[derive(ToSchema)]
+pub struct Resource {
+    /// Its id: the id of the request that created it.
+    id: i64,
+    /// The template it was made from.
+    template: String,
+    /// Who asked for it (username).
+    owner: String,
+    /// The cluster it runs on, when the template names one.
+    cluster: Option<String>,
+    /// Its Kubernetes namespace, when its files name one.
+    namespace: Option<String>,
+    /// Its folder in the monorepo.
+    target: String,
+    /// Where it stands.
+    state: ResourceState,
+    /// The requests that made and changed it, oldest first.
+    requests: Vec<i64>,
+    /// When it expires (`YYYY-MM-DD`), when its template sets a date.
+    expires: Option<String>,
+    /// How to reach it, once merged.
+    access: Option<ResourceAccess>,
+    /// Why the state may be out of date (the base branch could not be read).
+    note: Option<String>,
+    /// When it was first asked for.
+    created_at: String,
+}
+
+/// How to reach a resource.
+#[derive(ToSchema)]
+pub struct ResourceAccess {
+    /// The file of its folder that explains how to use it (its README), if any.
+    readme: Option<String>,
+    /// Shell commands to copy, in order. Never a secret: a database password is read from
+    /// the cluster by its owner.
+    commands: Vec<String>,
+}
+
 /// A pending task or an open decision.
 #[derive(ToSchema)]
 pub struct Task {
@@ -825,6 +885,32 @@ mod tests {
             keys(&serde_json::to_value(task).unwrap()),
             properties::<super::Task>()
         );
+    }
+
+    #[test]
+    fn resource_schema_lists_every_field_a_resource_serializes() {
+        use mirante_domain::resource::{Access, Resource, ResourceState};
+        let resource = Resource {
+            id: 1,
+            template: "gpu-workspace".into(),
+            owner: "rui".into(),
+            owner_user_id: 7,
+            cluster: Some("gpu-sp-01".into()),
+            namespace: Some("ws-llm".into()),
+            target: "clusters/gpu-sp-01/workspaces/llm".into(),
+            state: ResourceState::Merged,
+            requests: vec![1],
+            expires: Some("2027-01-01".into()),
+            access: Some(Access {
+                readme: Some("README.md".into()),
+                commands: vec!["kubectl -n ws-llm get pods".into()],
+            }),
+            note: Some("n".into()),
+            created_at: "2026-12-03T10:00:00Z".into(),
+        };
+        let json = serde_json::to_value(&resource).unwrap();
+        assert_eq!(keys(&json), properties::<super::Resource>());
+        assert_eq!(keys(&json["access"]), properties::<super::ResourceAccess>());
     }
 
     #[test]

@@ -121,6 +121,9 @@ pub const ROUTES: &[(Methods, &str, Access)] = &[
     ),
     (Methods::Post, "/api/v1/requests/{id}/reject", Access::Admin),
     (Methods::Post, "/api/v1/requests/{id}/merge", Access::Admin),
+    // What the requests made; who sees which resource is `may_view_request` on its owner.
+    (Methods::Read, "/api/v1/resources", Access::SignedIn),
+    (Methods::Read, "/api/v1/resources/{id}", Access::SignedIn),
     (Methods::Post, "/api/v1/forge/webhook", Access::Public),
     // The roadmap, its exports and the status badges (for READMEs and wikis) read the catalog;
     // the lint's findings are an admin dashboard.

@@ -1,0 +1,216 @@
+//! Resources: what the self-service requests made, derived from the requests (who asked, for
+//! which folder) and the monorepo's base branch (whether the folder is still there). See
+//! `mirante_domain::resource` for the states and the grouping rule.
+
+use std::collections::{BTreeSet, HashMap};
+
+use mirante_domain::access::{self, Principal};
+use mirante_domain::request::RequestState;
+use mirante_domain::resource::{
+    self, Access, OnBase, RequestFacts, Resource, ResourceFilter, ResourceState,
+};
+use serde_json::Value as Json;
+
+use super::{SelfService, ServiceError};
+use crate::adapters::db::requests::{RequestKind, RequestRecord};
+
+/// The most requests the resources are derived from; far above what a team makes in years.
+const MAX_REQUESTS: i64 = 20_000;
+
+impl SelfService {
+    /// The resources the caller may see (researchers their own, admins everyone's) that pass
+    /// `filter`, newest first.
+    pub async fn resources(
+        &self,
+        principal: &Principal,
+        filter: &ResourceFilter,
+    ) -> Result<Vec<Resource>, ServiceError> {
+        let all = self.derive_resources(None).await?;
+        Ok(all
+            .into_iter()
+            .filter(|r| visible(principal, r) && filter.matches(r))
+            .collect())
+    }
+
+    /// One resource the caller may see; others' do not exist for a researcher.
+    pub async fn resource(&self, principal: &Principal, id: i64) -> Result<Resource, ServiceError> {
+        let creating = self
+            .db
+            .request(id)
+            .await?
+            .filter(|r| r.kind == RequestKind::Template)
+            .ok_or_else(|| ServiceError::NotFound(format!("no resource {id}")))?;
+        self.derive_resources(Some(&creating.target))
+            .await?
+            .into_iter()
+            .find(|r| r.id == id && visible(principal, r))
+            .ok_or_else(|| ServiceError::NotFound(format!("no resource {id}")))
+    }
+
+    /// The resource request `id` made or changed, if it is one.
+    pub(super) async fn resource_of_request(
+        &self,
+        r: &RequestRecord,
+    ) -> Result<Option<i64>, ServiceError> {
+        if r.kind != RequestKind::Template {
+            return Ok(None);
+        }
+        let group = self.requests_for(Some(&r.target)).await?;
+        // Whether the folder is on the base branch does not change which resource it is.
+        let found = resource::resources(&group, |_| OnBase::Present);
+        Ok(resource::resource_of(&found, r.id))
+    }
+
+    async fn requests_for(&self, target: Option<&str>) -> Result<Vec<RequestFacts>, ServiceError> {
+        let rows = self
+            .db
+            .requests_of_kind(RequestKind::Template, target, MAX_REQUESTS)
+            .await?;
+        Ok(rows.iter().map(facts).collect())
+    }
+
+    /// Every resource (of one folder, or all), with merged folders checked on the base branch.
+    async fn derive_resources(&self, target: Option<&str>) -> Result<Vec<Resource>, ServiceError> {
+        let rows = self
+            .db
+            .requests_of_kind(RequestKind::Template, target, MAX_REQUESTS)
+            .await?;
+        let facts: Vec<RequestFacts> = rows.iter().map(facts).collect();
+        let merged: BTreeSet<&str> = rows
+            .iter()
+            .filter(|r| r.state == RequestState::Merged)
+            .map(|r| r.target.as_str())
+            .collect();
+        let on_base = self.on_base(&merged).await;
+        let mut found = resource::resources(&facts, |t| {
+            on_base.get(t).copied().unwrap_or(OnBase::Unknown)
+        });
+        for r in &mut found {
+            if matches!(r.state, ResourceState::Merged) {
+                // How to reach it, from the files of the request that made it what it is.
+                let files = rows
+                    .iter()
+                    .rev()
+                    .find(|q| q.target == r.target && q.state == RequestState::Merged);
+                r.access = files.map(access_for);
+            }
+        }
+        Ok(found)
+    }
+
+    /// Whether each folder is on the base branch's head; `Unknown` for all when the forge
+    /// cannot be read (the error is logged, the resources still listed).
+    async fn on_base(&self, targets: &BTreeSet<&str>) -> HashMap<String, OnBase> {
+        let mut out = HashMap::new();
+        if targets.is_empty() {
+            return out;
+        }
+        let forge = self.forge();
+        let head = match forge.branch_head(&self.base_branch).await {
+            Ok(Some(head)) => head,
+            Ok(None) => {
+                tracing::warn!(branch = %self.base_branch, "the base branch does not exist");
+                return out;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the base branch for resources");
+                return out;
+            }
+        };
+        for target in targets {
+            let state = match forge.path_exists(&head, target).await {
+                Ok(true) => OnBase::Present,
+                Ok(false) => OnBase::Absent,
+                Err(e) => {
+                    tracing::warn!(error = %e, target, "cannot check a resource's folder");
+                    OnBase::Unknown
+                }
+            };
+            out.insert((*target).to_owned(), state);
+        }
+        out
+    }
+}
+
+fn visible(principal: &Principal, r: &Resource) -> bool {
+    access::may_view_request(principal.user_id, &principal.viewer, r.owner_user_id)
+}
+
+/// What the grouping needs of a stored request: the cluster from its values, the namespace
+/// and the expiry date from its rendered files.
+fn facts(r: &RequestRecord) -> RequestFacts {
+    let docs = yaml_documents(r);
+    let namespace = docs.iter().find_map(|d| {
+        if d["kind"] == "Namespace" {
+            d["metadata"]["name"].as_str().map(str::to_owned)
+        } else {
+            d["metadata"]["namespace"].as_str().map(str::to_owned)
+        }
+    });
+    let expires = docs.iter().find_map(|d| {
+        d["metadata"]["labels"]["mirante.dev/expires"]
+            .as_str()
+            .map(str::to_owned)
+    });
+    RequestFacts {
+        id: r.id,
+        template: r.template.clone(),
+        target: r.target.clone(),
+        state: r.state,
+        author: r.author.username.clone(),
+        author_user_id: r.author.user_id,
+        cluster: r.values["cluster"].as_str().map(str::to_owned),
+        namespace,
+        expires,
+        created_at: r
+            .created_at
+            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+    }
+}
+
+/// The request's YAML files as JSON values (one per document); files that do not parse are
+/// skipped (they were validated when rendered).
+fn yaml_documents(r: &RequestRecord) -> Vec<Json> {
+    r.files
+        .iter()
+        .filter(|f| f.path.ends_with(".yaml") || f.path.ends_with(".yml"))
+        .flat_map(|f| serde_saphyr::from_multiple::<Json>(&f.content).unwrap_or_default())
+        .collect()
+}
+
+/// How to reach what the files describe: the folder's README and commands for the kinds of
+/// object the files hold (a namespace to work in, a CloudNativePG cluster to connect to). No
+/// secret is ever part of it: the database password is read from the cluster by the owner.
+fn access_for(r: &RequestRecord) -> Access {
+    let docs = yaml_documents(r);
+    let readme = r
+        .files
+        .iter()
+        .find(|f| f.path.rsplit('/').next() == Some("README.md"))
+        .map(|f| f.path.clone());
+    let mut commands = Vec::new();
+    for d in &docs {
+        let name = d["metadata"]["name"].as_str().unwrap_or_default();
+        let kind = d["kind"].as_str().unwrap_or_default();
+        let api = d["apiVersion"].as_str().unwrap_or_default();
+        if kind == "Namespace" && !name.is_empty() {
+            commands.push(format!("kubectl -n {name} get pods"));
+        } else if kind == "Cluster" && api.starts_with("postgresql.cnpg.io/") {
+            let ns = d["metadata"]["namespace"].as_str().unwrap_or("default");
+            let owner = d["spec"]["bootstrap"]["initdb"]["owner"]
+                .as_str()
+                .unwrap_or("app");
+            let database = d["spec"]["bootstrap"]["initdb"]["database"]
+                .as_str()
+                .unwrap_or("app");
+            commands.push(format!(
+                "kubectl -n {ns} get secret {name}-app -o jsonpath='{{.data.password}}' | base64 -d"
+            ));
+            commands.push(format!(
+                "kubectl -n {ns} port-forward svc/{name}-rw 5432:5432"
+            ));
+            commands.push(format!("psql -h 127.0.0.1 -U {owner} {database}"));
+        }
+    }
+    Access { readme, commands }
+}
