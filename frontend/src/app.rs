@@ -22,6 +22,7 @@ use crate::{
         layer::LayerView,
         overview::OverviewView,
         requests::{RequestPage, RequestsPage},
+        resources::ResourcesPage,
         roadmap::{RoadmapGraphView, RoadmapView},
         selfservice::{PreviewPageView, TemplateFormPage, TemplateProblemsPage, TemplatesPage},
         sites::SitesPage,
@@ -117,6 +118,7 @@ pub fn App() -> impl IntoView {
                         ssr=SsrMode::Async
                     />
                     <Route path=StaticSegment("requests") view=RequestsPage ssr=SsrMode::Async/>
+                    <Route path=StaticSegment("resources") view=ResourcesPage ssr=SsrMode::Async/>
                     <Route
                         path=(StaticSegment("requests"), ParamSegment("id"))
                         view=RequestPage
@@ -246,6 +248,7 @@ fn Header() -> impl IntoView {
                                 view! {
                                     <A href="/self-service">{i18n.tr("nav-self-service")}</A>
                                     <A href="/requests">{i18n.tr("nav-requests")}</A>
+                                    <A href="/resources">{i18n.tr("nav-resources")}</A>
                                     {(v.role == Role::Admin)
                                         .then(|| {
                                             view! { <A href="/findings">{i18n.tr("nav-findings")}</A> }

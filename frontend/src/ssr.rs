@@ -67,6 +67,11 @@ pub trait SelfServiceData: Send + Sync + 'static {
     async fn requests(&self, caller: &Parts) -> Result<Vec<RequestRow>, SsError>;
     /// A request the caller may see.
     async fn request(&self, caller: &Parts, id: i64) -> Result<RequestView, SsError>;
+    /// The resources the caller may see (their own; an admin's all), newest first.
+    async fn resources(
+        &self,
+        caller: &Parts,
+    ) -> Result<Vec<mirante_domain::resource::Resource>, SsError>;
     /// Approves a request awaiting approval.
     async fn approve(
         &self,

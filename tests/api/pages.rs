@@ -115,6 +115,30 @@ on_both_databases! {
         assert!(approvals.contains("Um pedido aguarda decisão."), "{approvals}");
     }
 
+    async fn the_resources_page_shows_a_researcher_their_own_and_an_admin_everyones_per_cluster(backend: Backend) {
+        let app = spawn_app_with(backend, CatalogSetup::Embedded).await;
+        let rui = app.dev_browser("rui").await;
+        let request = serde_json::json!({
+            "template": "gpu-workspace",
+            "values": {"name": "nlp", "cluster": "gpu-sp-01", "gpus": 1, "purpose": "thesis"}
+        });
+        let empty = visible(&page(&app, &rui, "/resources", "en").await);
+        let id = app.post_json(&rui, "/api/v1/requests", &request, 201).await["id"].as_i64().unwrap();
+        let admin = app.dev_browser("ada").await;
+
+        let mine = visible(&page(&app, &rui, "/resources", "pt-BR").await);
+        let all = visible(&page(&app, &admin, "/resources", "en").await);
+
+        let card = &mine[mine.find(&format!("data-id=\"{id}\"")).expect("rui's resource")..];
+        assert!(card.contains("ws-nlp") && card.contains("data-state=\"pending\""), "{card}");
+        assert!(card.contains("pendente") && card.contains("Aguardando a aprovação"), "in Portuguese: {card}");
+        assert!(empty.contains("No resources yet."), "{empty}");
+        let group = &all[all.find("data-cluster=\"gpu-sp-01\"").expect("a section per cluster")..];
+        assert!(group.contains(&format!("data-id=\"{id}\"")), "{group}");
+        let anonymous = app.anonymous.get(format!("{}/resources", app.address)).send().await.unwrap();
+        assert_ne!(anonymous.status().as_u16(), 200, "the page needs a session");
+    }
+
     async fn the_roadmap_and_the_findings_speak_portuguese_to_a_portuguese_reader(backend: Backend) {
         let app = spawn_app_with(backend, CatalogSetup::Embedded).await;
         let admin = app.dev_browser("ada").await;

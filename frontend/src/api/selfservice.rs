@@ -452,6 +452,27 @@ pub async fn list_requests(state: Option<String>) -> Result<RequestsPage, Server
     Ok(RequestsPage { rows, all })
 }
 
+/// What the resources page shows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResourcesPage {
+    /// The resources shown, newest first.
+    pub rows: Vec<mirante_domain::resource::Resource>,
+    /// Whether the viewer sees everyone's (admins).
+    pub all: bool,
+}
+
+/// The resources the viewer may see.
+#[server(prefix = "/_fn", endpoint = "resources")]
+pub async fn list_resources() -> Result<ResourcesPage, ServerFnError> {
+    let (service, parts) = service()?;
+    let all = parts
+        .extensions
+        .get::<mirante_domain::Viewer>()
+        .is_some_and(|v| v.role == mirante_domain::Role::Admin);
+    let rows = service.resources(&parts).await?;
+    Ok(ResourcesPage { rows, all })
+}
+
 /// A request's page; `None` when there is no such request for the viewer.
 #[server(prefix = "/_fn", endpoint = "request")]
 pub async fn get_request(id: i64) -> Result<Option<RequestPageData>, ServerFnError> {

@@ -10,6 +10,7 @@ pub mod item_change;
 pub mod layer;
 pub mod overview;
 pub mod requests;
+pub mod resources;
 pub mod roadmap;
 pub mod selfservice;
 pub mod sites;

@@ -305,6 +305,17 @@ impl SelfServiceData for UiSelfService {
         Ok(rows.iter().map(row).collect())
     }
 
+    async fn resources(
+        &self,
+        caller: &Parts,
+    ) -> Result<Vec<mirante_domain::resource::Resource>, SsError> {
+        let principal = principal(caller)?;
+        self.service
+            .resources(principal, &Default::default())
+            .await
+            .map_err(refusal)
+    }
+
     async fn request(&self, caller: &Parts, id: i64) -> Result<RequestView, SsError> {
         let principal = principal(caller)?;
         let d = self.service.request(principal, id).await.map_err(refusal)?;

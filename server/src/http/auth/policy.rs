@@ -180,6 +180,8 @@ pub const ROUTES: &[(Methods, &str, Access)] = &[
     (Methods::Post, "/_fn/submit", Access::SignedIn),
     (Methods::ReadOrPost, "/_fn/requests", Access::SignedIn),
     (Methods::ReadOrPost, "/_fn/request", Access::SignedIn),
+    (Methods::Read, "/resources", Access::SignedIn),
+    (Methods::ReadOrPost, "/_fn/resources", Access::SignedIn),
     (Methods::Post, "/_fn/approve", Access::Admin),
     (Methods::Post, "/_fn/reject", Access::Admin),
     (Methods::Post, "/_fn/merge", Access::Admin),

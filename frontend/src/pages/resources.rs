@@ -1,0 +1,169 @@
+//! Resources: what the viewer's requests made (an admin's: everyone's, per cluster), where it
+//! is, its state and expiry, and how to reach it.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use mirante_domain::resource::{Resource as PortalResource, ResourceState};
+
+use crate::{
+    api::selfservice::list_resources,
+    components::{LoadError, Loading},
+    i18n::{t, use_i18n},
+};
+
+/// Translation key of a resource state's name.
+pub fn resource_state_key(s: ResourceState) -> &'static str {
+    match s {
+        ResourceState::Pending => "res-state-pending",
+        ResourceState::Proposed => "res-state-proposed",
+        ResourceState::Merged => "res-state-merged",
+        ResourceState::Syncing => "res-state-syncing",
+        ResourceState::Live => "res-state-live",
+        ResourceState::Degraded => "res-state-degraded",
+        ResourceState::Removed => "res-state-removed",
+    }
+}
+
+/// The resources page.
+#[component]
+pub fn ResourcesPage() -> impl IntoView {
+    let i18n = use_i18n();
+    let data = Resource::new(|| (), |_| list_resources());
+    view! {
+        <Title text=move || t(i18n.lang(), "nav-resources")/>
+        <header class="page-head">
+            <h1>{i18n.tr("res-title")}</h1>
+            <p class="lead">
+                <a href="/self-service">{i18n.tr("req-new")}</a>
+            </p>
+        </header>
+        <Transition fallback=Loading>
+            {move || Suspend::new(async move {
+                match data.await {
+                    Err(e) => view! { <LoadError message=e.to_string()/> }.into_any(),
+                    Ok(page) if page.rows.is_empty() => {
+                        view! { <p class="muted empty-list">{i18n.tr("res-none")}</p> }.into_any()
+                    }
+                    Ok(page) if page.all => {
+                        // Admins: per cluster, those on no cluster last.
+                        let mut clusters: Vec<Option<String>> = page
+                            .rows
+                            .iter()
+                            .map(|r| r.cluster.clone())
+                            .collect();
+                        clusters.sort_by_key(|c| (c.is_none(), c.clone()));
+                        clusters.dedup();
+                        view! {
+                            <p class="lead muted">{i18n.tr("res-all")}</p>
+                            {clusters
+                                .into_iter()
+                                .map(|cluster| {
+                                    let rows: Vec<PortalResource> = page
+                                        .rows
+                                        .iter()
+                                        .filter(|r| r.cluster == cluster)
+                                        .cloned()
+                                        .collect();
+                                    let heading = cluster.clone();
+                                    view! {
+                                        <section class="resource-group" data-cluster=cluster.clone()>
+                                            <h2>
+                                                {match heading {
+                                                    Some(c) => view! { <a href=format!("/items/{c}")>{c.clone()}</a> }.into_any(),
+                                                    None => view! { <span>{i18n.tr("res-no-cluster")}</span> }.into_any(),
+                                                }}
+                                            </h2>
+                                            <ResourceList rows/>
+                                        </section>
+                                    }
+                                })
+                                .collect_view()}
+                        }
+                            .into_any()
+                    }
+                    Ok(page) => {
+                        view! {
+                            <p class="lead muted">{i18n.tr("res-mine")}</p>
+                            <ResourceList rows=page.rows/>
+                        }
+                            .into_any()
+                    }
+                }
+            })}
+        </Transition>
+    }
+}
+
+/// Resources as cards: what, where, state, expiry and how to reach it.
+#[component]
+fn ResourceList(rows: Vec<PortalResource>) -> impl IntoView {
+    let i18n = use_i18n();
+    view! {
+        <ul class="resource-list">
+            {rows
+                .into_iter()
+                .map(|r| {
+                    let state = r.state;
+                    view! {
+                        <li class="resource card" data-id=r.id data-state=state.as_str()>
+                            <div class="resource-head">
+                                <a class="item-name" href=format!("/requests/{}", r.id)>
+                                    {r.namespace.clone().unwrap_or_else(|| r.target.clone())}
+                                </a>
+                                <span class=format!("badge res-state res-{}", state.as_str()) data-state=state.as_str()>
+                                    {move || t(i18n.lang(), resource_state_key(state))}
+                                </span>
+                            </div>
+                            <dl class="resource-facts">
+                                <dt>{i18n.tr("res-template")}</dt>
+                                <dd><code>{r.template.clone()}</code></dd>
+                                <dt>{i18n.tr("res-owner")}</dt>
+                                <dd>{r.owner.clone()}</dd>
+                                {r.cluster.clone().map(|c| view! {
+                                    <dt>{i18n.tr("res-cluster")}</dt>
+                                    <dd><a href=format!("/items/{c}")>{c.clone()}</a></dd>
+                                })}
+                                <dt>{i18n.tr("res-folder")}</dt>
+                                <dd><code class="wrap">{r.target.clone()}</code></dd>
+                                <dt>{i18n.tr("res-expires")}</dt>
+                                <dd>{r.expires.clone().unwrap_or_else(|| "—".to_owned())}</dd>
+                                <dt>{i18n.tr("res-requests")}</dt>
+                                <dd>
+                                    {r.requests
+                                        .iter()
+                                        .map(|id| view! { <a class="request-link" href=format!("/requests/{id}")>{format!("#{id}")}</a>" " })
+                                        .collect_view()}
+                                </dd>
+                            </dl>
+                            {r.note.clone().map(|n| view! { <p class="muted note">{n}</p> })}
+                            {match r.access.clone() {
+                                Some(access) => view! {
+                                    <div class="resource-access">
+                                        <h3>{i18n.tr("res-access")}</h3>
+                                        {access.readme.map(|f| view! {
+                                            <p class="muted">{i18n.tr("res-readme")}" "<code class="wrap">{f}</code></p>
+                                        })}
+                                        <pre class="commands"><code>{access.commands.join("\n")}</code></pre>
+                                    </div>
+                                }.into_any(),
+                                None => view! {
+                                    <p class="muted">{move || t(i18n.lang(), next_key(state))}</p>
+                                }.into_any(),
+                            }}
+                        </li>
+                    }
+                })
+                .collect_view()}
+        </ul>
+    }
+}
+
+/// What the owner waits for while a resource has no way in yet.
+fn next_key(s: ResourceState) -> &'static str {
+    match s {
+        ResourceState::Pending => "res-next-pending",
+        ResourceState::Proposed => "res-next-proposed",
+        ResourceState::Removed => "res-next-removed",
+        _ => "res-next-merged",
+    }
+}
