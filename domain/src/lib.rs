@@ -4,6 +4,7 @@
 //! directories from disk with file/line/column diagnostics; the wasm bundle leaves it off.
 
 pub mod access;
+pub mod capacity;
 pub mod diagnostic;
 pub mod history;
 pub mod link;

@@ -330,6 +330,9 @@ pub enum ErrorCode {
     NotAnOption,
     /// More than the chosen option's `capacity`.
     ExceedsCapacity,
+    /// More GPUs than the chosen cluster has free now (`value`, `option`, `capacity`,
+    /// `allocated`, `free`, `holders`); see [`crate::capacity`].
+    ExceedsFreeCapacity,
     /// Fewer than `min_items` items.
     TooFewItems,
     /// More than `max_items` items.
@@ -363,6 +366,7 @@ impl ErrorCode {
             ErrorCode::ForbiddenCharacter => "forbidden_character",
             ErrorCode::NotAnOption => "not_an_option",
             ErrorCode::ExceedsCapacity => "exceeds_capacity",
+            ErrorCode::ExceedsFreeCapacity => "exceeds_free_capacity",
             ErrorCode::TooFewItems => "too_few_items",
             ErrorCode::TooManyItems => "too_many_items",
             ErrorCode::DuplicateItem => "duplicate_item",

@@ -15,7 +15,9 @@ use serde_json::Value;
 use crate::api::dashboard::LiveChecks;
 use crate::api::{
     catalog_change::CatalogChangeView,
-    selfservice::{PreviewView, RequestRow, RequestView, SsError, TemplateCard, TemplateForm},
+    selfservice::{
+        GpuCapacity, PreviewView, RequestRow, RequestView, SsError, TemplateCard, TemplateForm,
+    },
 };
 
 /// Server-side data the UI reads.
@@ -72,17 +74,21 @@ pub trait SelfServiceData: Send + Sync + 'static {
         &self,
         caller: &Parts,
     ) -> Result<Vec<mirante_domain::resource::Resource>, SsError>;
-    /// Approves a request awaiting approval.
+    /// Approves a request awaiting approval; with `overcommit_reason`, also beyond the free
+    /// GPUs of its cluster.
     async fn approve(
         &self,
         caller: &Parts,
         id: i64,
         comment: Option<String>,
+        overcommit_reason: Option<String>,
     ) -> Result<(), SsError>;
     /// Rejects a request awaiting approval, with a comment.
     async fn reject(&self, caller: &Parts, id: i64, comment: String) -> Result<(), SsError>;
     /// Merges a proposed request's pull request (local forge).
     async fn merge(&self, caller: &Parts, id: i64) -> Result<(), SsError>;
+    /// Every GPU cluster's GPUs, total and free now.
+    async fn gpu_capacity(&self, caller: &Parts) -> Result<Vec<GpuCapacity>, SsError>;
     /// Templates that did not load, with file and line.
     async fn template_problems(&self, caller: &Parts) -> Result<Vec<Diagnostic>, SsError>;
     /// What a change of item `item` (the API's JSON input) would propose (admins).

@@ -10,6 +10,7 @@
 mod helpers;
 
 mod auth;
+mod capacity;
 mod catalog;
 mod catalog_changes;
 mod exports;

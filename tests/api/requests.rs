@@ -596,7 +596,7 @@ on_both_databases! {
 }
 
 /// Commits `files` onto the monorepo's `main` through a clone, as a person would.
-fn commit_to_monorepo(monorepo: &Path, files: &[(&str, &str)]) {
+pub(crate) fn commit_to_monorepo(monorepo: &Path, files: &[(&str, &str)]) {
     let work = tempfile::TempDir::new().unwrap();
     let git = |args: &[&str]| {
         let out = std::process::Command::new("git")

@@ -35,6 +35,20 @@ pub struct TemplateForm {
     pub manifest: TemplateManifest,
     /// Catalog-derived choices (GPU clusters with their capacity).
     pub catalog: CatalogContext,
+    /// The GPUs each GPU cluster has free now (empty when they cannot be counted).
+    #[serde(default)]
+    pub capacity: Vec<GpuCapacity>,
+}
+
+/// One GPU cluster's GPUs: how many the catalog records, how many are free now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GpuCapacity {
+    /// The catalog item's id.
+    pub id: String,
+    /// GPUs the catalog records.
+    pub total: u64,
+    /// `total − allocated` (negative when overcommitted).
+    pub free: i64,
 }
 
 /// How a previewed file compares with the monorepo.
@@ -144,6 +158,9 @@ pub struct TimelineStep {
     pub actor: String,
     /// The admin's comment.
     pub comment: Option<String>,
+    /// Why an approval handed out more GPUs than the cluster had free, if it did.
+    #[serde(default)]
+    pub overcommit_reason: Option<String>,
 }
 
 /// A file of a request.
@@ -367,6 +384,14 @@ pub async fn get_template_form(id: String) -> Result<Option<TemplateForm>, Serve
     }
 }
 
+/// The GPUs of catalog item `id` if it is a GPU cluster: total and free now (signed in).
+#[server(prefix = "/_fn", endpoint = "gpu_capacity")]
+pub async fn get_gpu_capacity(id: String) -> Result<Option<GpuCapacity>, ServerFnError> {
+    let (service, parts) = service()?;
+    let all = service.gpu_capacity(&parts).await?;
+    Ok(all.into_iter().find(|c| c.id == id))
+}
+
 /// What the form's fields would propose; `None` when there is no such template. Refused
 /// values answer 422 with every field's error. JSON in: the fields are pairs, in order.
 #[server(prefix = "/_fn", endpoint = "preview", input = leptos::server_fn::codec::Json)]
@@ -504,11 +529,27 @@ pub async fn get_request(id: i64) -> Result<Option<RequestPageData>, ServerFnErr
 
 /// What an admin decided, for the request page's buttons.
 #[cfg(feature = "ssr")]
-fn acted(id: i64, result: Result<(), SsError>) -> Result<Option<String>, ServerFnError> {
+fn acted(
+    id: i64,
+    parts: &http::request::Parts,
+    result: Result<(), SsError>,
+) -> Result<Option<String>, ServerFnError> {
     match result {
         Ok(()) => {
             leptos_axum::redirect(&format!("/requests/{id}"));
             Ok(None)
+        }
+        Err(SsError::Refused(Refusal::Invalid(errors))) => {
+            // An approval beyond the cluster's free GPUs: the numbers in the reader's language.
+            let lang = crate::i18n::from_headers(&parts.headers);
+            set_status(http::StatusCode::CONFLICT);
+            Ok(Some(
+                errors
+                    .iter()
+                    .map(|e| crate::pages::selfservice::field_error_text(lang, e))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            ))
         }
         Err(SsError::Refused(Refusal::Refused(m))) => {
             set_status(http::StatusCode::CONFLICT);
@@ -527,12 +568,17 @@ fn acted(id: i64, result: Result<(), SsError>) -> Result<Option<String>, ServerF
 pub async fn approve_request(
     id: i64,
     comment: Option<String>,
+    #[server(default)] overcommit_reason: Option<String>,
     csrf_token: String,
 ) -> Result<Option<String>, ServerFnError> {
     let (service, parts) = service()?;
     check_csrf(&parts, &csrf_token)?;
     let comment = comment.filter(|c| !c.trim().is_empty());
-    acted(id, service.approve(&parts, id, comment).await)
+    let overcommit_reason = overcommit_reason.filter(|c| !c.trim().is_empty());
+    let result = service
+        .approve(&parts, id, comment, overcommit_reason)
+        .await;
+    acted(id, &parts, result)
 }
 
 /// Rejects a request awaiting approval (admins), with a comment saying why.
@@ -544,7 +590,10 @@ pub async fn reject_request(
 ) -> Result<Option<String>, ServerFnError> {
     let (service, parts) = service()?;
     check_csrf(&parts, &csrf_token)?;
-    acted(id, service.reject(&parts, id, comment).await)
+    {
+        let result = service.reject(&parts, id, comment).await;
+        acted(id, &parts, result)
+    }
 }
 
 /// Merges a proposed request's pull request on the local forge (admins).
@@ -552,7 +601,10 @@ pub async fn reject_request(
 pub async fn merge_request(id: i64, csrf_token: String) -> Result<Option<String>, ServerFnError> {
     let (service, parts) = service()?;
     check_csrf(&parts, &csrf_token)?;
-    acted(id, service.merge(&parts, id).await)
+    {
+        let result = service.merge(&parts, id).await;
+        acted(id, &parts, result)
+    }
 }
 
 /// Templates that did not load, with file and line (admins).

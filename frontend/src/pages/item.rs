@@ -7,10 +7,12 @@ use leptos_router::hooks::use_params_map;
 use mirante_domain::State;
 
 use crate::{
+    api::selfservice::get_gpu_capacity,
     api::{ItemRef, get_item},
     components::{DecisionTable, EvidenceView, LoadError, Loading, NotFound, StateBadge, TaskList},
     i18n::use_i18n,
     pages::history::ItemTimeline,
+    pages::selfservice::gpus_free_text,
 };
 
 #[component]
@@ -36,6 +38,29 @@ fn RefList(items: Vec<ItemRef>) -> impl IntoView {
         </ul>
     }
     .into_any()
+}
+
+/// `— 0 / 1 GPUs free` after a GPU cluster's GPUs, for a signed-in reader.
+#[component]
+fn GpusFree(id: String) -> impl IntoView {
+    let i18n = use_i18n();
+    let data = Resource::new(move || id.clone(), get_gpu_capacity);
+    view! {
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move {
+                data.await
+                    .ok()
+                    .flatten()
+                    .map(|c| {
+                        view! {
+                            <span class="gpus-free">
+                                {move || format!(" — {}", gpus_free_text(i18n.lang(), &c))}
+                            </span>
+                        }
+                    })
+            })}
+        </Suspense>
+    }
 }
 
 /// The item page.
@@ -185,6 +210,7 @@ pub fn ItemView() -> impl IntoView {
                                                             .map(ToString::to_string)
                                                             .collect::<Vec<_>>()
                                                             .join(", ")}
+                                                        <GpusFree id=item_id.clone()/>
                                                     </dd>
                                                 }
                                             })}

@@ -275,6 +275,8 @@ fn RequestBody(
                                 <input type="hidden" name="csrf_token" value=csrf/>
                                 <label for="approve-comment">{i18n.tr("req-comment-optional")}</label>
                                 <textarea id="approve-comment" name="comment" rows="2"></textarea>
+                                <label for="approve-overcommit">{i18n.tr("req-overcommit-reason")}</label>
+                                <textarea id="approve-overcommit" name="overcommit_reason" rows="2"></textarea>
                                 <button type="submit" class="button primary approve">{i18n.tr("req-approve")}</button>
                             </ActionForm>
                             <ActionForm action=reject attr:class="reject-form">
@@ -340,6 +342,18 @@ fn RequestBody(
                                     <span class="when">{short_time(&step.at)}</span>
                                     <span class="who">{step.actor.clone()}</span>
                                     {step.comment.clone().map(|c| view! { <p class="comment">{c}</p> })}
+                                    {step
+                                        .overcommit_reason
+                                        .clone()
+                                        .map(|c| {
+                                            view! {
+                                                <p class="comment overcommit">
+                                                    <strong>{i18n.tr("req-overcommitted")}</strong>
+                                                    " "
+                                                    {c}
+                                                </p>
+                                            }
+                                        })}
                                 </li>
                             }
                         })

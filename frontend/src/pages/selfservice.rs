@@ -26,9 +26,9 @@ use serde_json::Value;
 use crate::{
     api::get_viewer,
     api::selfservice::{
-        FileStatus, PreviewFile, PreviewPage, PreviewView, Refusal, SubmitRequest, TemplateForm,
-        get_template_form, initial_fields, list_template_problems, list_templates, preview_request,
-        values_from_fields,
+        FileStatus, GpuCapacity, PreviewFile, PreviewPage, PreviewView, Refusal, SubmitRequest,
+        TemplateForm, get_template_form, initial_fields, list_template_problems, list_templates,
+        preview_request, values_from_fields,
     },
     components::{LoadError, Loading, NotFound},
     i18n::{I18n, Lang, t, t_args, use_i18n},
@@ -71,6 +71,7 @@ pub fn field_error_key(code: ErrorCode) -> &'static str {
         ErrorCode::ForbiddenCharacter => "ss-err-forbidden_character",
         ErrorCode::NotAnOption => "ss-err-not_an_option",
         ErrorCode::ExceedsCapacity => "ss-err-exceeds_capacity",
+        ErrorCode::ExceedsFreeCapacity => "ss-err-exceeds_free_capacity",
         ErrorCode::TooFewItems => "ss-err-too_few_items",
         ErrorCode::TooManyItems => "ss-err-too_many_items",
         ErrorCode::DuplicateItem => "ss-err-duplicate_item",
@@ -82,13 +83,16 @@ pub fn field_error_key(code: ErrorCode) -> &'static str {
 
 /// The arguments the messages of refused values use.
 const ERROR_ARGS: &[&str] = &[
+    "allocated",
     "allowed",
     "capacity",
     "character",
     "detail",
     "expected",
     "field",
+    "free",
     "got",
+    "holders",
     "index",
     "length",
     "max_items",
@@ -134,6 +138,18 @@ pub fn field_error_text(lang: Lang, e: &FieldError) -> String {
         Some(i) => format!("{} {}: {text}", t(lang, "ss-item"), i + 1),
         None => text,
     }
+}
+
+/// `0 / 1 GPUs free` in the reader's language.
+pub fn gpus_free_text(lang: Lang, c: &GpuCapacity) -> String {
+    t_args(
+        lang,
+        "ss-gpus-free",
+        &[
+            ("free", (c.free as f64).into()),
+            ("total", (c.total as f64).into()),
+        ],
+    )
 }
 
 /// `2026-11-30 14:05 UTC` from an RFC 3339 time.
@@ -443,6 +459,7 @@ pub fn ParameterForm(
                             parameter=p
                             initial
                             catalog=form.catalog.clone()
+                            capacity=form.capacity.clone()
                             values
                             errors
                             on_change=Callback::new(move |(n, v)| set_field(n, v))
@@ -464,6 +481,7 @@ fn Field(
     parameter: Parameter,
     initial: String,
     catalog: CatalogContext,
+    capacity: Vec<GpuCapacity>,
     values: RwSignal<Vec<(String, String)>>,
     errors: RwSignal<Vec<FieldError>>,
     on_change: Callback<(String, String)>,
@@ -497,7 +515,8 @@ fn Field(
                     {options
                         .into_iter()
                         .map(|o| {
-                            let capacity = o.capacity;
+                            let free = capacity.iter().find(|c| c.id == o.value).cloned();
+                            let capacity = o.capacity.filter(|_| free.is_none());
                             let label = format!("{} — {}", o.label, o.detail);
                             view! {
                                 <option value=o.value.clone() selected=o.value == initial>
@@ -508,6 +527,15 @@ fn Field(
                                                 format!(
                                                     " ({})",
                                                     t_args(i18n.lang(), "ss-capacity", &[("count", c.into())]),
+                                                )
+                                            }
+                                        })}
+                                    {free
+                                        .map(|c| {
+                                            move || {
+                                                format!(
+                                                    " ({})",
+                                                    gpus_free_text(i18n.lang(), &c),
                                                 )
                                             }
                                         })}

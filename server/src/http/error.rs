@@ -32,6 +32,10 @@ pub enum ApiError {
     /// directory that already exists).
     #[error("{0}")]
     Conflict(String),
+    /// It cannot happen now because of these values (an approval beyond a cluster's free
+    /// GPUs); 409 with the fields in `details`.
+    #[error("{0}")]
+    ConflictFields(String, Vec<mirante_domain::selfservice::FieldError>),
     /// Submitted values are refused; every field is listed.
     #[error("{} invalid value(s); see details", .0.len())]
     InvalidFields(Vec<mirante_domain::selfservice::FieldError>),
@@ -55,6 +59,7 @@ impl ApiError {
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::ConflictFields(..) => StatusCode::CONFLICT,
             ApiError::InvalidFields(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::InvalidCatalog(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
@@ -137,7 +142,7 @@ impl IntoResponse for ApiError {
                     .collect();
                 (self.to_string(), details)
             }
-            ApiError::InvalidFields(ref fields) => {
+            ApiError::InvalidFields(ref fields) | ApiError::ConflictFields(_, ref fields) => {
                 let details = fields
                     .iter()
                     .map(|f| ErrorDetail {

@@ -10,8 +10,8 @@ use mirante_domain::{Diagnostic, selfservice::CatalogContext};
 use mirante_frontend::{
     api::catalog_change::{CatalogChangeView, ItemFieldsView},
     api::selfservice::{
-        FileStatus, PreviewFile, PreviewView, Refusal, RequestFile, RequestRow, RequestView,
-        SsError, TemplateCard, TemplateForm, TimelineStep,
+        FileStatus, GpuCapacity, PreviewFile, PreviewView, Refusal, RequestFile, RequestRow,
+        RequestView, SsError, TemplateCard, TemplateForm, TimelineStep,
     },
     ssr::SelfServiceData,
 };
@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use crate::adapters::forge::MergeStyle;
 use crate::app::catalog::CatalogStore;
+use crate::app::selfservice::capacity;
 use crate::app::selfservice::service;
 use crate::app::selfservice::service::CatalogChangeInput;
 use crate::app::selfservice::service::ItemFields;
@@ -52,6 +53,7 @@ fn refusal(e: ServiceError) -> SsError {
     match e {
         ServiceError::NotFound(_) => SsError::NotFound,
         ServiceError::Invalid(fields) => SsError::Refused(Refusal::Invalid(fields)),
+        ServiceError::OverCapacity(field) => SsError::Refused(Refusal::Invalid(vec![*field])),
         ServiceError::Forbidden(m)
         | ServiceError::BadRequest(m)
         | ServiceError::Conflict(m)
@@ -218,11 +220,31 @@ impl SelfServiceData for UiSelfService {
             .template_for(principal, id)
             .await
             .map_err(refusal)?;
+        let capacity = if capacity::gpu_parameters(&detail.manifest).is_some() {
+            // Best effort: the form still works (and the server still checks) without it.
+            self.gpu_capacity(caller).await.unwrap_or_default()
+        } else {
+            Vec::new()
+        };
         Ok(TemplateForm {
             card: card(detail.summary),
             manifest: detail.manifest,
             catalog: CatalogContext::from_snapshot(&self.catalog.current().snapshot),
+            capacity,
         })
+    }
+
+    async fn gpu_capacity(&self, caller: &Parts) -> Result<Vec<GpuCapacity>, SsError> {
+        principal(caller)?;
+        let ledger = self.service.capacity().await.map_err(refusal)?;
+        Ok(ledger
+            .into_iter()
+            .map(|c| GpuCapacity {
+                id: c.id,
+                total: c.total,
+                free: c.free,
+            })
+            .collect())
     }
 
     async fn preview(
@@ -356,6 +378,7 @@ impl SelfServiceData for UiSelfService {
                     at: t.at.to_rfc3339(),
                     actor: t.actor,
                     comment: t.comment,
+                    overcommit_reason: t.overcommit_reason,
                 })
                 .collect(),
             can_decide: d.can_decide,
@@ -369,10 +392,16 @@ impl SelfServiceData for UiSelfService {
         caller: &Parts,
         id: i64,
         comment: Option<String>,
+        overcommit_reason: Option<String>,
     ) -> Result<(), SsError> {
         let principal = principal(caller)?;
         self.service
-            .approve(principal, id, comment.as_deref())
+            .approve(
+                principal,
+                id,
+                comment.as_deref(),
+                overcommit_reason.as_deref(),
+            )
             .await
             .map(drop)
             .map_err(refusal)

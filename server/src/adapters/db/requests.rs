@@ -13,7 +13,8 @@ use mirante_domain::request::{self, IllegalTransition, RequestEvent, RequestStat
 use serde::Serialize;
 use sqlx::types::Json;
 
-use crate::adapters::db::{Db, DbError};
+use crate::adapters::db::{Backend, Db, DbError};
+use mirante_domain::capacity::OverAsk;
 use mirante_domain::monorepo::{FileChange, PullRequestState};
 
 /// Who made a request.
@@ -114,6 +115,8 @@ pub struct RequestRecord {
     pub decided_at: Option<DateTime<Utc>>,
     /// Their comment.
     pub decision_comment: Option<String>,
+    /// Why the admin approved more GPUs than the cluster had free, if they did.
+    pub overcommit_reason: Option<String>,
     /// `mirante/<id>-<slug>`.
     pub branch: String,
     /// The pull request's number, once open.
@@ -149,6 +152,7 @@ struct RequestRow {
     decided_by: Option<String>,
     decided_at: Option<DateTime<Utc>>,
     decision_comment: Option<String>,
+    overcommit_reason: Option<String>,
     branch: Option<String>,
     pr_number: Option<i64>,
     pr_url: Option<String>,
@@ -186,6 +190,7 @@ impl TryFrom<RequestRow> for RequestRecord {
             decided_by: r.decided_by,
             decided_at: r.decided_at,
             decision_comment: r.decision_comment,
+            overcommit_reason: r.overcommit_reason,
             branch,
             pr_number: r.pr_number,
             pr_url: r.pr_url,
@@ -223,6 +228,8 @@ pub struct TransitionRecord {
     pub actor: String,
     /// The admin's comment, for approvals and rejections.
     pub comment: Option<String>,
+    /// Why an approval overcommitted the cluster's GPUs, if it did.
+    pub overcommit_reason: Option<String>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -232,6 +239,7 @@ struct TransitionRow {
     at: DateTime<Utc>,
     actor: String,
     comment: Option<String>,
+    overcommit_reason: Option<String>,
 }
 
 /// What else a state change writes.
@@ -247,6 +255,18 @@ pub struct Change<'a> {
     /// error in the same write: it described the state being left (a retried attempt's "trying
     /// again"), and a reader must never see the new state next to it.
     pub error: Option<&'a str>,
+    /// For [`RequestEvent::Approve`]: why the admin approves beyond the cluster's free GPUs.
+    pub overcommit_reason: Option<&'a str>,
+}
+
+/// The capacity check an approval makes inside its transaction: the lock taken first (one
+/// per GPU cluster), then `check` over every request still holding or awaiting GPUs, read
+/// under that lock.
+pub struct CapacityGuard<'a> {
+    /// What serialises approvals: the cluster's id.
+    pub lock: &'a str,
+    /// Refuses with the numbers when the request does not fit.
+    pub check: &'a (dyn Fn(&[RequestRecord]) -> Result<(), OverAsk> + Send + Sync),
 }
 
 /// Why a state change was not made.
@@ -258,6 +278,9 @@ pub enum TransitionError {
     /// The event cannot happen in the request's state.
     #[error(transparent)]
     Illegal(#[from] IllegalTransition),
+    /// The approval would hand out GPUs the cluster does not have free.
+    #[error("{0}")]
+    OverCapacity(OverAsk),
     /// The database failed.
     #[error(transparent)]
     Db(#[from] DbError),
@@ -333,8 +356,13 @@ impl LocalPullRequest {
 
 const REQUEST_COLUMNS: &str = r#"request_id, kind, template, template_title, "values", files, target,
     slug, author_user_id, author_username, author_name, author_email, state, needs_approval,
-    decided_by, decided_at, decision_comment, branch, pr_number, pr_url, last_error, attempts,
+    decided_by, decided_at, decision_comment, overcommit_reason, branch, pr_number, pr_url, last_error, attempts,
     created_at, updated_at"#;
+
+/// The `where` clause of requests holding, awaiting or (merged) naming what they asked for
+/// (see `mirante_domain::capacity::Stage::of`).
+const OPEN_CLAIMS: &str = "where kind = 'template' and state in ('submitted', 'awaiting_approval',
+    'approved', 'proposing', 'proposed', 'merged') order by request_id";
 
 impl Db {
     /// Stores a submitted request with its first timeline entries, and queues it for the
@@ -472,6 +500,15 @@ impl Db {
         rows.into_iter().map(RequestRecord::try_from).collect()
     }
 
+    /// Template requests that hold, await or name GPUs if their template asks for any: those
+    /// not rejected, closed or failed, oldest first.
+    pub async fn open_requests(&self) -> Result<Vec<RequestRecord>, DbError> {
+        let sql = format!("select {REQUEST_COLUMNS} from request {OPEN_CLAIMS}");
+        let rows: Vec<RequestRow> =
+            on_db!(self, |pool| sqlx::query_as(&sql).fetch_all(pool).await?);
+        rows.into_iter().map(RequestRecord::try_from).collect()
+    }
+
     /// Requests of `kind`, oldest first: all of them, or those targeting `target` only (the
     /// resources are derived from these).
     pub async fn requests_of_kind(
@@ -511,7 +548,8 @@ impl Db {
     /// A request's timeline, oldest first.
     pub async fn transitions(&self, id: i64) -> Result<Vec<TransitionRecord>, DbError> {
         // language=sql
-        let sql = "select from_state, to_state, at, actor, comment from request_transition
+        let sql = "select from_state, to_state, at, actor, comment, overcommit_reason
+                   from request_transition
                    where request_id = $1 order by request_transition_id";
         let rows: Vec<TransitionRow> = on_db!(self, |pool| sqlx::query_as(sql)
             .bind(id)
@@ -525,6 +563,7 @@ impl Db {
                     at: r.at,
                     actor: r.actor,
                     comment: r.comment,
+                    overcommit_reason: r.overcommit_reason,
                 })
             })
             .collect()
@@ -541,6 +580,25 @@ impl Db {
         change: &Change<'_>,
         at: DateTime<Utc>,
     ) -> Result<RequestRecord, TransitionError> {
+        self.transition_request_guarded(id, event, change, at, None)
+            .await
+    }
+
+    /// [`Db::transition_request`], with `guard`'s capacity check made in the same transaction
+    /// after taking its lock: on PostgreSQL a transaction-scoped advisory lock on the cluster,
+    /// on SQLite the database's write lock, taken when the transaction begins (`BEGIN
+    /// IMMEDIATE`). Two approvals for the last GPU of a cluster are thus made one after the
+    /// other, and the second sees the first.
+    pub async fn transition_request_guarded(
+        &self,
+        id: i64,
+        event: RequestEvent,
+        change: &Change<'_>,
+        at: DateTime<Utc>,
+        guard: Option<&CapacityGuard<'_>>,
+    ) -> Result<RequestRecord, TransitionError> {
+        let backend = self.backend();
+        let open_sql = format!("select {REQUEST_COLUMNS} from request {OPEN_CLAIMS}");
         // A concurrent change makes the compare-and-set miss; read again and re-decide (the
         // event may have become illegal, or already happened).
         for _ in 0..5 {
@@ -551,12 +609,36 @@ impl Db {
             let to = request::transition(current.state, event)?;
             let decision = matches!(event, RequestEvent::Approve | RequestEvent::Reject);
             let applied = on_db!(self, |pool| {
-                let mut tx = pool.begin().await?;
+                let mut tx = match (guard, backend) {
+                    (Some(_), Backend::Sqlite) => pool.begin_with("BEGIN IMMEDIATE").await?,
+                    _ => pool.begin().await?,
+                };
+                if let Some(guard) = guard {
+                    if backend == Backend::Postgres {
+                        // language=sql
+                        let sql = "select pg_advisory_xact_lock(hashtextextended($1, 0))";
+                        sqlx::query(sql)
+                            .bind(format!("mirante.gpu-capacity:{}", guard.lock))
+                            .execute(&mut *tx)
+                            .await?;
+                    }
+                    let rows: Vec<RequestRow> =
+                        sqlx::query_as(&open_sql).fetch_all(&mut *tx).await?;
+                    let open = rows
+                        .into_iter()
+                        .map(RequestRecord::try_from)
+                        .collect::<Result<Vec<_>, _>>()?;
+                    if let Err(refused) = (guard.check)(&open) {
+                        tx.rollback().await?;
+                        return Err(TransitionError::OverCapacity(refused));
+                    }
+                }
                 // language=sql
                 let sql = "update request set state = $1, updated_at = $2,
                                decided_by = case when $3 then $4 else decided_by end,
                                decided_at = case when $3 then $2 else decided_at end,
                                decision_comment = case when $3 then $5 else decision_comment end,
+                               overcommit_reason = case when $3 then $11 else overcommit_reason end,
                                pr_number = coalesce($6, pr_number),
                                pr_url = coalesce($7, pr_url),
                                last_error = $8
@@ -572,14 +654,16 @@ impl Db {
                     .bind(change.error)
                     .bind(id)
                     .bind(current.state.as_str())
+                    .bind(change.overcommit_reason)
                     .execute(&mut *tx)
                     .await?
                     .rows_affected();
                 if done == 1 {
                     // language=sql
                     let sql = "insert into request_transition
-                                   (request_id, from_state, to_state, at, actor, comment)
-                               values ($1, $2, $3, $4, $5, $6)";
+                                   (request_id, from_state, to_state, at, actor, comment,
+                                    overcommit_reason)
+                               values ($1, $2, $3, $4, $5, $6, $7)";
                     sqlx::query(sql)
                         .bind(id)
                         .bind(current.state.as_str())
@@ -587,6 +671,7 @@ impl Db {
                         .bind(at)
                         .bind(change.actor)
                         .bind(change.comment)
+                        .bind(change.overcommit_reason)
                         .execute(&mut *tx)
                         .await?;
                     if to == RequestState::Approved {

@@ -6,12 +6,15 @@
 //! - [`worker`]: the background worker that proposes requests and follows pull requests.
 //! - [`service`]: the operations the JSON API and the web UI call, with their authorization.
 //! - the web UI's view of the service layer is `crate::http::ui`.
+//! - [`capacity`]: what the GPU capacity ledger is computed from (the catalog, the base
+//!   branch's workspace files, the requests).
 //! - [`demo_history`]: the back-dated commits the demo monorepo starts with.
 //!
 //! The forges (`crate::adapters::forge`) and the requests' tables
 //! (`crate::adapters::db::requests`) are adapters; the state machine itself is pure and lives in
 //! `mirante_domain::request`.
 
+pub(crate) mod capacity;
 pub(crate) mod catalog_edit;
 pub(crate) mod demo_history;
 pub mod service;

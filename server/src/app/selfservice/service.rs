@@ -28,16 +28,20 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use mirante_domain::access::{self, Principal};
+use mirante_domain::capacity::{Claim, Cluster, ClusterCapacity, OverAsk, Workspace, ledger};
+use mirante_domain::selfservice::CatalogContext;
 use mirante_domain::{
     Diagnostic,
     request::{RequestEvent, RequestState},
     selfservice::{Approval, FieldError, TemplateManifest},
 };
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use similar::TextDiff;
 use utoipa::ToSchema;
 
 use crate::adapters::db::requests::Author;
+use crate::adapters::db::requests::CapacityGuard;
 use crate::adapters::db::requests::Change;
 use crate::adapters::db::requests::NewRequest;
 use crate::adapters::db::requests::RequestRecord;
@@ -50,6 +54,7 @@ use crate::adapters::forge::ForgeError;
 use crate::adapters::forge::ForgeKind;
 use crate::adapters::forge::MergeStyle;
 use crate::adapters::forge::WebhookEvent;
+use crate::app::selfservice::capacity;
 use crate::app::selfservice::template::RenderContext;
 use crate::app::selfservice::template::RenderError;
 use crate::app::selfservice::template::Rendered;
@@ -85,6 +90,10 @@ pub enum ServiceError {
     /// directory exists, the branch conflicts.
     #[error("{0}")]
     Conflict(String),
+    /// An approval would hand out GPUs the cluster does not have free (the value error of the
+    /// GPUs parameter, code `exceeds_free_capacity`, with the numbers).
+    #[error("{}; approve with an overcommit reason to hand them out anyway", .0.message)]
+    OverCapacity(Box<FieldError>),
     /// The forge is down; try again later.
     #[error("{0}")]
     Unavailable(String),
@@ -107,6 +116,9 @@ impl From<TransitionError> for ServiceError {
                 "the request is {}; that is not possible now",
                 i.from
             )),
+            TransitionError::OverCapacity(refused) => {
+                ServiceError::OverCapacity(Box::new(refused.field_error("gpus")))
+            }
             TransitionError::Db(e) => e.into(),
         }
     }
@@ -277,6 +289,8 @@ pub struct TimelineEntry {
     pub actor: String,
     /// The admin's comment.
     pub comment: Option<String>,
+    /// Why an approval handed out more GPUs than the cluster had free, if it did.
+    pub overcommit_reason: Option<String>,
 }
 
 /// A file of a request.
@@ -307,6 +321,8 @@ pub struct RequestDetail {
     pub decided_by: Option<String>,
     /// Their comment.
     pub decision_comment: Option<String>,
+    /// Why the admin approved more GPUs than the cluster had free, if they did.
+    pub overcommit_reason: Option<String>,
     /// The last thing that went wrong while proposing or following it.
     pub last_error: Option<String>,
     /// How many times the worker took it up.
@@ -572,6 +588,7 @@ fn timeline_entry(t: TransitionRecord) -> TimelineEntry {
         at: t.at,
         actor: t.actor,
         comment: t.comment,
+        overcommit_reason: t.overcommit_reason,
     }
 }
 
@@ -740,11 +757,65 @@ impl SelfService {
             )));
         }
         let manifest = template.manifest();
+        if let Some((cluster, gpus)) = capacity::gpu_parameters(manifest)
+            && let (Some(Value::String(id)), Some(asked)) = (
+                rendered.values.get(cluster),
+                rendered.values.get(gpus).and_then(Value::as_u64),
+            )
+        {
+            let ledger = self.capacity().await?;
+            if let Some(c) = ledger.iter().find(|c| &c.id == id)
+                && let Err(refused) = c.check(asked)
+            {
+                return Err(ServiceError::Invalid(vec![refused.field_error(gpus)]));
+            }
+        }
         Ok((
             rendered,
             manifest.approval == Approval::Required,
             manifest.title.en.clone(),
         ))
+    }
+
+    /// The GPU capacity ledger of every GPU cluster of the catalog in force (anyone signed in):
+    /// workspaces on the base branch, read from their files, plus the requests not merged.
+    pub async fn capacity(&self) -> Result<Vec<ClusterCapacity>, ServiceError> {
+        let (clusters, workspaces) = self.capacity_on_base().await?;
+        let set = self.template_set().await;
+        let claims: Vec<Claim> = self
+            .db
+            .open_requests()
+            .await?
+            .iter()
+            .filter_map(|r| capacity::claim_of(r, &set))
+            .collect();
+        Ok(ledger(&clusters, &workspaces, &claims))
+    }
+
+    /// The GPU clusters of the catalog in force and their workspaces on the base branch.
+    async fn capacity_on_base(&self) -> Result<(Vec<Cluster>, Vec<Workspace>), ServiceError> {
+        let snapshot = self.catalog.current().snapshot.clone();
+        let clusters = capacity::clusters(&CatalogContext::from_snapshot(&snapshot));
+        let mut workspaces = Vec::new();
+        if clusters.is_empty() {
+            return Ok((clusters, workspaces));
+        }
+        let Some(head) = self
+            .forge()
+            .branch_head(&self.base_branch)
+            .await
+            .map_err(forge_error)?
+        else {
+            return Ok((clusters, workspaces));
+        };
+        for cluster in &clusters {
+            workspaces.extend(
+                capacity::workspaces_on(self.forge().as_ref(), &head, &cluster.id)
+                    .await
+                    .map_err(forge_error)?,
+            );
+        }
+        Ok((clusters, workspaces))
     }
 
     /// Every file a submission would propose, with a diff against the base branch.
@@ -881,6 +952,7 @@ impl SelfService {
             needs_approval: r.needs_approval,
             decided_by: r.decided_by.clone(),
             decision_comment: r.decision_comment.clone(),
+            overcommit_reason: r.overcommit_reason.clone(),
             last_error: r.last_error.clone(),
             attempts: r.attempts,
             timeline: timeline.into_iter().map(timeline_entry).collect(),
@@ -904,15 +976,28 @@ impl SelfService {
     }
 
     /// Approves a request awaiting approval (admins); the worker proposes it next.
+    ///
+    /// A request asking for GPUs is checked against its cluster's free GPUs again, in the
+    /// transaction of the approval (see [`Db::transition_request_guarded`]), so two approvals
+    /// can never hand out the same GPU; with an `overcommit_reason` the admin approves beyond
+    /// them, and the reason goes to the timeline and the pull request.
     pub async fn approve(
         &self,
         principal: &Principal,
         id: i64,
         comment: Option<&str>,
+        overcommit_reason: Option<&str>,
     ) -> Result<RequestDetail, ServiceError> {
         let comment = comment.map(str::trim).filter(|c| !c.is_empty());
-        self.decide(principal, id, RequestEvent::Approve, comment)
-            .await
+        let overcommit_reason = overcommit_reason.map(str::trim).filter(|c| !c.is_empty());
+        self.decide(
+            principal,
+            id,
+            RequestEvent::Approve,
+            comment,
+            overcommit_reason,
+        )
+        .await
     }
 
     /// Rejects a request awaiting approval (admins), with a comment saying why.
@@ -928,7 +1013,7 @@ impl SelfService {
                 "a rejection needs a comment saying why".to_owned(),
             ));
         }
-        self.decide(principal, id, RequestEvent::Reject, Some(comment))
+        self.decide(principal, id, RequestEvent::Reject, Some(comment), None)
             .await
     }
 
@@ -938,6 +1023,7 @@ impl SelfService {
         id: i64,
         event: RequestEvent,
         comment: Option<&str>,
+        overcommit_reason: Option<&str>,
     ) -> Result<RequestDetail, ServiceError> {
         let r = self.visible(principal, id).await?;
         if !access::may_decide_request(&principal.viewer) {
@@ -946,18 +1032,52 @@ impl SelfService {
             ));
         }
         let comment = comment.map(|c| c.chars().take(2000).collect::<String>());
+        let overcommit_reason = overcommit_reason.map(|c| c.chars().take(2000).collect::<String>());
         let actor = principal.viewer.username.clone();
+        let set = self.template_set().await;
+        // The capacity check, unless the admin overcommits on purpose: the workspaces on the
+        // base branch are read first, the requests inside the approval's transaction.
+        let claim = capacity::claim_of(&r, &set).filter(|_| event == RequestEvent::Approve);
+        let guarded = match (&claim, &overcommit_reason) {
+            (Some(claim), None) => {
+                let (clusters, workspaces) = self.capacity_on_base().await?;
+                Some((claim.clone(), clusters, workspaces))
+            }
+            _ => None,
+        };
+        let check = |open: &[RequestRecord]| -> Result<(), OverAsk> {
+            let Some((claim, clusters, workspaces)) = &guarded else {
+                return Ok(());
+            };
+            let claims: Vec<Claim> = open
+                .iter()
+                .filter(|o| o.id != claim.request)
+                .filter_map(|o| capacity::claim_of(o, &set))
+                .collect();
+            ledger(clusters, workspaces, &claims)
+                .iter()
+                .find(|c| c.id == claim.cluster)
+                .map_or(Ok(()), |c| c.check(claim.gpus))
+        };
+        let guard = guarded.as_ref().map(|(claim, _, _)| CapacityGuard {
+            lock: &claim.cluster,
+            check: &check,
+        });
         let updated = self
             .db
-            .transition_request(
+            .transition_request_guarded(
                 r.id,
                 event,
                 &Change {
                     actor: &actor,
                     comment: comment.as_deref(),
+                    overcommit_reason: overcommit_reason
+                        .as_deref()
+                        .filter(|_| event == RequestEvent::Approve),
                     ..Change::default()
                 },
                 Utc::now(),
+                guard.as_ref(),
             )
             .await?;
         let action = if event == RequestEvent::Approve {
@@ -969,7 +1089,11 @@ impl SelfService {
             &actor,
             action,
             r.id,
-            serde_json::json!({ "comment": comment, "template": r.template }),
+            serde_json::json!({
+                "comment": comment,
+                "template": r.template,
+                "overcommit_reason": overcommit_reason,
+            }),
         )
         .await;
         if updated.state == RequestState::Approved {

@@ -735,6 +735,7 @@ pub struct PullRequestText {
     link: String,
     decided_by: Option<String>,
     decision_comment: Option<String>,
+    overcommit_reason: Option<String>,
     values: String,
     fence: String,
     files: Vec<String>,
@@ -763,6 +764,7 @@ struct BodyTemplate<'a> {
     link: &'a str,
     decided_by: &'a Option<String>,
     decision_comment: &'a Option<String>,
+    overcommit_reason: &'a Option<String>,
     values: &'a str,
     fence: &'a str,
     files: &'a [String],
@@ -799,6 +801,7 @@ impl PullRequestText {
             link: format!("{}/requests/{}", settings.public_url, request.id),
             decided_by: request.decided_by.as_deref().map(one_line),
             decision_comment: request.decision_comment.as_deref().map(one_line),
+            overcommit_reason: request.overcommit_reason.as_deref().map(one_line),
             values,
             fence: "`".repeat(longest.max(2) + 1),
             files: request.files.iter().map(|f| one_line(&f.path)).collect(),
@@ -832,6 +835,7 @@ impl PullRequestText {
             link: &self.link,
             decided_by: &self.decided_by,
             decision_comment: &self.decision_comment,
+            overcommit_reason: &self.overcommit_reason,
             values: &self.values,
             fence: &self.fence,
             files: &self.files,
@@ -1041,7 +1045,27 @@ mod tests {
             body.contains("Approved by `ada`: ok for a semester"),
             "{body}"
         );
+        assert!(!body.contains("Overcommitted"), "{body}");
         // The values sit in a fence longer than any backtick run inside them.
         assert!(body.contains("````json\n"), "{body}");
+    }
+
+    #[tokio::test]
+    async fn an_overcommitted_approval_shows_its_reason_in_the_pull_request() {
+        let (_dir, db, _worker) = setup(&[FileChange {
+            path: "README.md".into(),
+            content: "x\n".into(),
+        }])
+        .await;
+        let mut r = request(&db, "ws/nlp", true).await;
+        r.decided_by = Some("ada".into());
+        r.overcommit_reason = Some("the old GPU\nstays idle".into());
+
+        let body = PullRequestText::of(&r, &settings()).body();
+
+        assert!(
+            body.contains("**Overcommitted:** the cluster had fewer GPUs free than this request asks for; the approver's reason: the old GPU stays idle"),
+            "{body}"
+        );
     }
 }

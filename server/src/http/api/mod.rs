@@ -4,6 +4,7 @@
 //! `utoipa-axum`, so a route cannot exist without its OpenAPI description:
 //! `GET /api/v1/openapi.json` is generated from the same list the server routes with.
 
+pub mod capacity;
 pub mod catalog;
 pub mod health;
 pub mod history;
@@ -57,6 +58,7 @@ fn documented() -> OpenApiRouter<AppState> {
         .merge(reference::router())
         .merge(catalog::router())
         .merge(selfservice::router())
+        .merge(capacity::router())
         .merge(resources::router())
         .merge(webhook::router())
         .merge(roadmap::router())
@@ -140,6 +142,7 @@ mod tests {
             "/api/v1/requests/{id}/approve",
             "/api/v1/requests/{id}/reject",
             "/api/v1/requests/{id}/merge",
+            "/api/v1/capacity",
             "/api/v1/forge/webhook",
             "/api/v1/roadmap",
             "/api/v1/roadmap/burnup",

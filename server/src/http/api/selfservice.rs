@@ -52,6 +52,13 @@ impl From<ServiceError> for ApiError {
             ServiceError::NotFound(m) => ApiError::NotFound(m),
             ServiceError::Forbidden(m) => ApiError::Forbidden(m),
             ServiceError::Invalid(fields) => ApiError::InvalidFields(fields),
+            e @ ServiceError::OverCapacity(_) => {
+                let message = e.to_string();
+                let ServiceError::OverCapacity(field) = e else {
+                    unreachable!()
+                };
+                ApiError::ConflictFields(message, vec![*field])
+            }
             ServiceError::BadRequest(m) => ApiError::BadRequest(m),
             ServiceError::Conflict(m) => ApiError::Conflict(m),
             ServiceError::Unavailable(m) => ApiError::Unavailable(m),
@@ -159,7 +166,7 @@ pub async fn preview(
         (status = 401, description = "Not signed in", body = ErrorBody),
         (status = 404, description = "No such template for the caller", body = ErrorBody),
         (status = 409, description = "The target directory already exists in the monorepo", body = ErrorBody),
-        (status = 422, description = "Invalid values: `details` lists every field", body = ErrorBody),
+        (status = 422, description = "Invalid values: `details` lists every field; more GPUs than the cluster has free is code `exceeds_free_capacity` on the GPUs field, its message naming the numbers (`asks 1, gpu-sp-01 has 1, 1 allocated to ws-rui-llm`)", body = ErrorBody),
         (status = 503, description = "The forge is unavailable", body = ErrorBody),
     )
 )]
@@ -292,6 +299,10 @@ pub struct ReviewDecision {
     /// Why.
     #[serde(default)]
     pub comment: Option<String>,
+    /// Approvals only: why the request is approved although its cluster has fewer GPUs free
+    /// than it asks for. Without it such an approval is refused (409, `exceeds_free_capacity`).
+    #[serde(default)]
+    pub overcommit_reason: Option<String>,
 }
 
 /// Approves a request awaiting approval (admins); the worker proposes it next.
@@ -306,7 +317,7 @@ pub struct ReviewDecision {
         (status = 401, description = "Not signed in", body = ErrorBody),
         (status = 403, description = "Not an admin", body = ErrorBody),
         (status = 404, description = "No such request", body = ErrorBody),
-        (status = 409, description = "The request is not awaiting approval", body = ErrorBody),
+        (status = 409, description = "The request is not awaiting approval; or it asks for more GPUs than its cluster has free and no `overcommit_reason` was given: `details` holds one entry, field `gpus`, code `exceeds_free_capacity`, with the numbers in its message", body = ErrorBody),
     )
 )]
 pub async fn approve(
@@ -318,7 +329,12 @@ pub async fn approve(
     let decision: ReviewDecision = optional_body(&bytes)?;
     Ok(Json(
         service
-            .approve(&principal, id, decision.comment.as_deref())
+            .approve(
+                &principal,
+                id,
+                decision.comment.as_deref(),
+                decision.overcommit_reason.as_deref(),
+            )
             .await?,
     ))
 }

@@ -121,6 +121,8 @@ pub const ROUTES: &[(Methods, &str, Access)] = &[
     ),
     (Methods::Post, "/api/v1/requests/{id}/reject", Access::Admin),
     (Methods::Post, "/api/v1/requests/{id}/merge", Access::Admin),
+    // GPU capacity: what every researcher sees next to the GPU form.
+    (Methods::Read, "/api/v1/capacity", Access::SignedIn),
     // What the requests made; who sees which resource is `may_view_request` on its owner.
     (Methods::Read, "/api/v1/resources", Access::SignedIn),
     (Methods::Read, "/api/v1/resources/{id}", Access::SignedIn),
@@ -176,6 +178,7 @@ pub const ROUTES: &[(Methods, &str, Access)] = &[
     (Methods::Read, "/admin/templates", Access::Admin),
     (Methods::ReadOrPost, "/_fn/templates", Access::SignedIn),
     (Methods::ReadOrPost, "/_fn/template", Access::SignedIn),
+    (Methods::ReadOrPost, "/_fn/gpu_capacity", Access::SignedIn),
     (Methods::ReadOrPost, "/_fn/preview", Access::SignedIn),
     (Methods::Post, "/_fn/submit", Access::SignedIn),
     (Methods::ReadOrPost, "/_fn/requests", Access::SignedIn),
