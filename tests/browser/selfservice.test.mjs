@@ -237,9 +237,26 @@ test('the admin merges one request after a confirmation that names what is merge
   await page.close();
 });
 
+test('a second 1-GPU workspace on the full cluster is refused with the numbers', async () => {
+  const page = await ada.context.newPage();
+  // nlp's workspace, merged above, holds gpu-sp-01's only GPU.
+  await page.goto(`${portal.url}/self-service/gpu-workspace`, { waitUntil: 'load' });
+  await waitForHydration(page);
+  assert.match(await page.locator('[name="cluster"] option[value="gpu-sp-01"]').innerText(), /0 \/ 1 GPUs free/);
+  const res = await page.goto(
+    `${portal.url}/self-service/gpu-workspace/preview?name=ada-lab&cluster=gpu-sp-01&gpus=1`,
+    { waitUntil: 'load' },
+  );
+  assert.equal(res.status(), 422);
+  const error = await page.locator('[data-field="gpus"] .field-error').innerText();
+  assert.match(error, /Asks 1, gpu-sp-01 has 1, 1 allocated to ws-nlp/);
+  assert.equal(await page.locator('details.file').count(), 0, 'nothing to submit');
+  await page.close();
+});
+
 test("a researcher cannot open an admin's request", async () => {
   const admin = await ada.context.newPage();
-  await fillAndPreview(admin, 'gpu-workspace', { name: 'ada-lab', cluster: 'gpu-sp-01', gpus: '1' });
+  await fillAndPreview(admin, 'postgres-cnpg', { name: 'adadb', namespace: 'ws-ada', databases: 'lab' });
   const adaRequest = await submit(admin);
   assert.equal(await admin.locator('button.approve').count(), 1, 'admins decide');
   await admin.close();
@@ -259,9 +276,11 @@ test('the request form works without JavaScript: preview, submit, request page',
   try {
     await signIn(nojs.context, portal.url, 'Rui Researcher');
     const page = await nojs.context.newPage();
-    await page.goto(`${portal.url}/self-service/gpu-workspace`, { waitUntil: 'load' });
+    // A database: the cluster's only GPU is taken by now.
+    await page.goto(`${portal.url}/self-service/postgres-cnpg`, { waitUntil: 'load' });
     await page.locator('[name="name"]').fill('offline');
-    await page.locator('[name="cluster"]').selectOption('gpu-sp-01');
+    await page.locator('[name="namespace"]').fill('ws-nlp');
+    await page.locator('[name="databases"]').fill('app');
     await page.locator('form.ss-form button[type="submit"]').click();
     await page.waitForURL(/\/preview\?/);
     assert.ok(await page.locator('details.file').count() >= 2);
