@@ -415,9 +415,94 @@ pub struct Item {
     /// GPUs it offers to workloads (for GPU clusters).
     #[serde(default)]
     pub gpus: Vec<Gpu>,
+    /// How researchers reach it, for a Kubernetes cluster: its API, CA and OIDC sign-in.
+    #[serde(default)]
+    pub kubernetes: Option<KubernetesAccess>,
     /// Free labels.
     #[serde(default)]
     pub tags: Vec<String>,
+}
+
+/// How to reach a Kubernetes cluster with kubectl: its API server, the CA that signs it and the
+/// OpenID client the API server trusts (`--oidc-*` flags), so the portal can hand a researcher a
+/// ready kubeconfig signing in through `kubectl oidc-login`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KubernetesAccess {
+    /// The API server's address (`https://gpu-sp-01.example.org:6443`): http(s) only.
+    #[serde(deserialize_with = "crate::link::http_url")]
+    pub api: String,
+    /// The PEM certificate of the CA that signs the API server's certificate; without it
+    /// kubectl trusts the system's CAs.
+    #[serde(default, deserialize_with = "pem_certificate")]
+    pub ca: Option<String>,
+    /// The OpenID sign-in the API server accepts.
+    pub oidc: KubernetesOidc,
+}
+
+/// The API server's OpenID settings, as its `--oidc-issuer-url`, `--oidc-client-id`,
+/// `--oidc-username-prefix` and `--oidc-groups-prefix` flags set them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KubernetesOidc {
+    /// The issuer (Authentik's `https://<host>/application/o/<slug>/`): http(s) only.
+    #[serde(deserialize_with = "crate::link::http_url")]
+    pub issuer: String,
+    /// The public OpenID client kubectl signs in with.
+    pub client_id: String,
+    /// What the API server puts before the `preferred_username` claim to make the Kubernetes
+    /// user name (`oidc:` makes `oidc:rui`).
+    #[serde(default = "default_oidc_prefix")]
+    pub username_prefix: String,
+    /// What it puts before each group of the `groups` claim.
+    #[serde(default = "default_oidc_prefix")]
+    pub groups_prefix: String,
+}
+
+/// The prefix the portal assumes for user and group names: the usual `--oidc-*-prefix`.
+pub const DEFAULT_OIDC_PREFIX: &str = "oidc:";
+
+fn default_oidc_prefix() -> String {
+    DEFAULT_OIDC_PREFIX.to_owned()
+}
+
+impl KubernetesAccess {
+    /// The Kubernetes user name the cluster gives the person signed in as `username`.
+    pub fn user(&self, username: &str) -> String {
+        format!("{}{username}", self.oidc.username_prefix)
+    }
+}
+
+/// The Kubernetes user name of `username` on a cluster whose access the catalog may not record
+/// (then the default prefix is assumed).
+pub fn kubernetes_user(access: Option<&KubernetesAccess>, username: &str) -> String {
+    match access {
+        Some(a) => a.user(username),
+        None => format!("{DEFAULT_OIDC_PREFIX}{username}"),
+    }
+}
+
+/// Deserializes an optional PEM certificate: one or more `CERTIFICATE` blocks and nothing else.
+fn pem_certificate<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let Some(s) = Option::<String>::deserialize(d)? else {
+        return Ok(None);
+    };
+    let body = s.trim();
+    let well_formed = body.starts_with("-----BEGIN CERTIFICATE-----")
+        && body.ends_with("-----END CERTIFICATE-----")
+        && body.lines().all(|l| {
+            let l = l.trim();
+            l.starts_with("-----")
+                || l.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '='))
+        });
+    if well_formed {
+        Ok(Some(format!("{body}\n")))
+    } else {
+        Err(serde::de::Error::custom(
+            "`ca` is not a PEM certificate (-----BEGIN CERTIFICATE----- … -----END CERTIFICATE-----)",
+        ))
+    }
 }
 
 /// An architectural decision.

@@ -139,12 +139,22 @@ pub struct Resource {
 }
 
 /// How to reach a resource: commands to copy, with what they need.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Access {
     /// The file of the resource's folder that explains how to use it (its README), if any.
     pub readme: Option<String>,
     /// Shell commands to copy, in order.
     pub commands: Vec<String>,
+    /// A kubeconfig for the resource's namespace, signing in through `kubectl oidc-login`,
+    /// when the catalog records how to reach its cluster.
+    #[serde(default)]
+    pub kubeconfig: Option<String>,
+    /// The address a database is reached at inside the cluster (`appdb-rw.ws-nlp.svc:5432`).
+    #[serde(default)]
+    pub host: Option<String>,
+    /// The Kubernetes Secret holding the credentials (never their value).
+    #[serde(default)]
+    pub secret: Option<String>,
 }
 
 /// Whether a merged folder is still on the base branch.

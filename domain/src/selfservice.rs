@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::access::Role;
+use crate::model::KubernetesAccess;
 use crate::snapshot::Snapshot;
 
 /// Longest string accepted for a string parameter that sets no `maxLength`.
@@ -255,6 +256,10 @@ pub struct CatalogOption {
     pub detail: String,
     /// How much of it there is (GPUs for a GPU cluster), when that limits a request.
     pub capacity: Option<u64>,
+    /// How researchers reach it (a Kubernetes cluster's API, CA and OIDC client), when the
+    /// catalog records it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubernetes: Option<KubernetesAccess>,
 }
 
 /// The catalog facts a template's form depends on, taken from a snapshot.
@@ -284,6 +289,7 @@ impl CatalogContext {
                         .collect::<Vec<_>>()
                         .join(", "),
                     capacity: Some(total),
+                    kubernetes: item.kubernetes.clone(),
                 })
             })
             .collect();

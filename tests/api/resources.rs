@@ -94,8 +94,26 @@ on_both_databases! {
             .iter()
             .map(|c| c.as_str().unwrap())
             .collect();
-        assert_eq!(commands, ["kubectl -n ws-nlp get pods"]);
+        assert_eq!(&commands[..2], ["kubectl krew install oidc-login", "kubectl -n ws-nlp get pods"]);
+        assert!(commands[2].contains("nvidia.com/gpu") && commands[2].starts_with("kubectl -n ws-nlp run"), "{commands:?}");
         assert_eq!(merged["access"]["readme"], "clusters/gpu-sp-01/workspaces/nlp/README.md");
+        // The demo catalog says how to reach gpu-sp-01: a kubeconfig for the namespace.
+        let kubeconfig: Value = serde_saphyr::from_str(merged["access"]["kubeconfig"].as_str().unwrap()).unwrap();
+        assert_eq!(kubeconfig["contexts"][0]["context"]["namespace"], "ws-nlp");
+        assert_eq!(kubeconfig["clusters"][0]["cluster"]["server"], "https://gpu-sp-01.k8s.example.org:6443");
+        assert_eq!(kubeconfig["users"][0]["user"]["exec"]["args"][0], "oidc-login");
+        // The files on the base branch grant Rui the namespace, as the cluster names him.
+        let binding = Repository::open(&monorepo)
+            .unwrap()
+            .revparse_single("main:clusters/gpu-sp-01/workspaces/nlp/rolebinding.yaml")
+            .unwrap()
+            .peel_to_blob()
+            .unwrap()
+            .content()
+            .to_vec();
+        let binding: Value = serde_saphyr::from_str(std::str::from_utf8(&binding).unwrap()).unwrap();
+        assert_eq!(binding["subjects"][0]["name"], "oidc:rui");
+        assert_eq!(binding["roleRef"]["name"], "edit");
 
         // The base branch is the truth: the folder removed by hand is a removed resource.
         remove_on_main(&monorepo, "clusters/gpu-sp-01/workspaces/nlp");
@@ -177,5 +195,9 @@ on_both_databases! {
                 "psql -h 127.0.0.1 -U rui results",
             ])
         );
+        assert_eq!(db["access"]["host"], "analytics-rw.ws-nlp.svc:5432");
+        assert_eq!(db["access"]["secret"], "analytics-app");
+        assert_eq!(db["access"]["kubeconfig"], Value::Null, "no cluster, no address");
+        assert!(!db.to_string().to_lowercase().contains("password:"), "{db}");
     }
 }

@@ -33,7 +33,8 @@ commands:
   container  build the container image with podman around the debug build and check a
            container of it (health check, /readyz, sign-in, catalog)
   manifests  render the Kubernetes overlays (deploy/kubernetes) and check them against
-           Kubernetes' schemas and the CloudNativePG and Argo CD CRDs
+           Kubernetes' schemas and the CloudNativePG and Argo CD CRDs, and the same for
+           what each shipped self-service template renders
   bench    build for release and measure catalog load, memory, start-up and HTTP latency
            and throughput on synthetic catalogs, and the catalog history on a monorepo of
            20,000 commits (--quick: 1,000 items, short runs; --large: 100,000 items too;
@@ -72,7 +73,11 @@ fn run() -> Result<()> {
             test()
         }
         Some("setup") => setup(true),
-        Some("manifests") => manifests::check(),
+        Some("manifests") => {
+            manifests::check()?;
+            sh(&cargo(), ["build", "--package", "mirante"])?;
+            manifests::check_templates(&server_bin("debug"))
+        }
         Some("container") => {
             setup(false)?;
             build(false)?;
@@ -410,6 +415,7 @@ fn test() -> Result<()> {
     manifests::check()?;
     build(false)?;
     check_openapi()?;
+    manifests::check_templates(&server_bin("debug"))?;
     container::test()?;
     sh(&cargo(), ["test", "--workspace"])?;
     // The test OpenID provider's own self-test.

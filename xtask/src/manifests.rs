@@ -81,6 +81,78 @@ pub fn check() -> Result<()> {
     run_cmd(&mut cmd)
 }
 
+/// Values the shipped self-service templates whose output is made of Kubernetes' own objects
+/// are rendered with for [`check_templates`], every optional part switched on. (The
+/// CloudNativePG objects of `postgres-cnpg` are checked against their CRDs by the template
+/// tests, `server/tests/fixtures/crds`, which hold the Database and ObjectStore schemas the npm
+/// models lack.)
+const TEMPLATE_SAMPLES: [(&str, &str); 1] = [(
+    "gpu-workspace",
+    r#"{"name": "nlp", "cluster": "gpu-sp-01", "gpus": 1, "cpu": 1, "memory_gib": 2,
+        "days": 30, "purpose": "Fine-tuning a pt-BR model"}"#,
+)];
+
+/// Renders the [`TEMPLATE_SAMPLES`] with `mirante template render` (the server
+/// binary `bin`, over the demo catalog) and checks what it writes as the overlays are checked:
+/// core objects against Kubernetes' strict schemas, CloudNativePG objects against their CRDs.
+pub fn check_templates(bin: &Path) -> Result<()> {
+    let python = python_packages()?;
+    let root = Path::new("deploy/kubernetes");
+    npm_ci(&root.join("test"))?;
+    let out = target_dir().join("template-samples");
+    if out.exists() {
+        fs::remove_dir_all(&out)?;
+    }
+    let mut files = Vec::new();
+    for (id, values) in TEMPLATE_SAMPLES {
+        let dir = out.join(id);
+        let values_file = out.join(format!("{id}.json"));
+        fs::create_dir_all(&dir)?;
+        fs::write(&values_file, values)?;
+        let mut render = Command::new(bin);
+        render
+            .args(["template", "render", id, "--values"])
+            .arg(&values_file)
+            .arg("--out")
+            .arg(&dir)
+            // The demo catalog, whatever the caller's environment configures.
+            .args(["--catalog", "catalog"]);
+        run_cmd(&mut render)?;
+        let mut yaml = Vec::new();
+        collect_yaml(&dir, &mut yaml)?;
+        yaml.sort();
+        if yaml.is_empty() {
+            bail!("`mirante template render {id}` wrote no YAML file");
+        }
+        let mut joined = String::new();
+        for f in yaml {
+            joined.push_str("---\n");
+            joined.push_str(&fs::read_to_string(&f)?);
+        }
+        let file = out.join(format!("{id}.yaml"));
+        fs::write(&file, joined)?;
+        files.push(file);
+    }
+    let mut cmd = Command::new("python3");
+    cmd.arg(root.join("test/check.py"))
+        .arg(KUBERNETES_VERSION)
+        .args(&files)
+        .env("PYTHONPATH", &python);
+    run_cmd(&mut cmd)
+}
+
+fn collect_yaml(dir: &Path, out: &mut Vec<std::path::PathBuf>) -> Result<()> {
+    for entry in fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            collect_yaml(&path, out)?;
+        } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
 /// Installs the pinned Python checkers (kubernetes-validate, openapi-spec-validator) and their
 /// dependencies into the cache once; returns the directory to put on PYTHONPATH.
 pub fn python_packages() -> Result<std::path::PathBuf> {

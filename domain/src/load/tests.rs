@@ -737,3 +737,68 @@ fn a_symbolic_link_is_reported_not_followed() {
         "linked.yaml: symbolic link not followed: put the file in the catalog directory"
     );
 }
+
+#[test]
+fn a_clusters_kubernetes_access_loads_with_the_default_prefixes() {
+    let items = "\
+items:
+  - id: gpu
+    name: GPU
+    kind: component
+    layer: l0
+    state: desired
+    kubernetes:
+      api: https://gpu.example.org:6443
+      ca: |
+        -----BEGIN CERTIFICATE-----
+        MIIBszCCAVmgAwIBAgIUQk0=
+        -----END CERTIFICATE-----
+      oidc:
+        issuer: https://auth.example.org/application/o/kubernetes/
+        client_id: kubernetes
+";
+    let c = load_files(files(&[("base.yaml", BASE), ("items.yaml", items)])).unwrap();
+
+    let k = c.catalog.items[0].kubernetes.as_ref().unwrap();
+    assert_eq!(k.api, "https://gpu.example.org:6443");
+    assert_eq!(k.oidc.username_prefix, "oidc:");
+    assert_eq!(k.oidc.groups_prefix, "oidc:");
+    assert_eq!(k.user("rui"), "oidc:rui");
+    assert!(
+        k.ca.as_deref()
+            .unwrap()
+            .ends_with("-----END CERTIFICATE-----\n")
+    );
+}
+
+#[test]
+fn a_clusters_api_that_is_not_http_or_a_ca_that_is_not_pem_is_refused_at_its_line() {
+    let item = |api: &str, ca: &str| {
+        format!(
+            "items:\n  - id: gpu\n    name: GPU\n    kind: component\n    layer: l0\n    \
+             state: desired\n    kubernetes:\n      api: '{api}'\n{ca}      oidc: \
+             {{issuer: 'https://auth.example.org/', client_id: k}}\n"
+        )
+    };
+    let errs = errors(&[
+        ("base.yaml", BASE),
+        ("items.yaml", &item("file:///etc/kubernetes", "")),
+    ]);
+    assert!(
+        errs.len() == 1
+            && errs[0].starts_with("items.yaml:8:")
+            && errs[0].contains("is not an http:// or https:// address"),
+        "{errs:?}"
+    );
+    let errs = errors(&[
+        ("base.yaml", BASE),
+        (
+            "items.yaml",
+            &item("https://gpu.example.org", "      ca: 'not a certificate'\n"),
+        ),
+    ]);
+    assert!(
+        errs.len() == 1 && errs[0].starts_with("items.yaml:9:") && errs[0].contains("PEM"),
+        "{errs:?}"
+    );
+}

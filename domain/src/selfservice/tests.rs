@@ -97,6 +97,7 @@ fn catalog() -> CatalogContext {
             label: "gpu-sp-01".into(),
             detail: "1× NVIDIA RTX A5000".into(),
             capacity: Some(1),
+            kubernetes: None,
         }],
     }
 }
@@ -303,6 +304,7 @@ fn gpu_clusters_are_the_catalog_items_that_record_gpus() {
         decisions: vec![],
         phase: None,
         gpus,
+        kubernetes: None,
         tags: vec![],
     };
     let gpu = |model: &str, count| Gpu {
@@ -328,6 +330,7 @@ fn gpu_clusters_are_the_catalog_items_that_record_gpus() {
             label: "two-kinds name".into(),
             detail: "2× A5000, 1× A5500".into(),
             capacity: Some(3),
+            kubernetes: None,
         }]
     );
 }

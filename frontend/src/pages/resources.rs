@@ -143,7 +143,20 @@ fn ResourceList(rows: Vec<PortalResource>) -> impl IntoView {
                                         {access.readme.map(|f| view! {
                                             <p class="muted">{i18n.tr("res-readme")}" "<code class="wrap">{f}</code></p>
                                         })}
+                                        {access.host.map(|h| view! {
+                                            <p class="access-host">{i18n.tr("res-host")}" "<code>{h}</code></p>
+                                        })}
+                                        {access.secret.map(|s| view! {
+                                            <p class="access-secret">{i18n.tr("res-secret")}" "<code>{s}</code></p>
+                                        })}
                                         <pre class="commands"><code>{access.commands.join("\n")}</code></pre>
+                                        {access.kubeconfig.map(|k| view! {
+                                            <details class="kubeconfig">
+                                                <summary>{i18n.tr("res-kubeconfig")}</summary>
+                                                <p class="muted">{i18n.tr("res-kubeconfig-help")}</p>
+                                                <pre><code>{k}</code></pre>
+                                            </details>
+                                        })}
                                     </div>
                                 }.into_any(),
                                 None => view! {

@@ -9,6 +9,7 @@
 //! - [`capacity`]: what the GPU capacity ledger is computed from (the catalog, the base
 //!   branch's workspace files, the requests).
 //! - [`demo_history`]: the back-dated commits the demo monorepo starts with.
+//! - [`kubeconfig`]: the kubeconfig and commands a researcher reaches a workspace with.
 //!
 //! The forges (`crate::adapters::forge`) and the requests' tables
 //! (`crate::adapters::db::requests`) are adapters; the state machine itself is pure and lives in
@@ -17,6 +18,7 @@
 pub(crate) mod capacity;
 pub(crate) mod catalog_edit;
 pub(crate) mod demo_history;
+pub(crate) mod kubeconfig;
 pub mod service;
 pub(crate) mod template;
 pub mod worker;

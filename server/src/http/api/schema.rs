@@ -267,8 +267,34 @@ pub struct Item {
     phase: Option<String>,
     /// GPUs it offers to workloads.
     gpus: Vec<Gpu>,
+    /// How researchers reach it, for a Kubernetes cluster.
+    kubernetes: Option<KubernetesAccess>,
     /// Free labels.
     tags: Vec<String>,
+}
+
+/// How to reach a Kubernetes cluster with kubectl.
+#[derive(ToSchema)]
+pub struct KubernetesAccess {
+    /// The API server's address (http(s)).
+    api: String,
+    /// The PEM certificate of the CA that signs the API server's certificate.
+    ca: Option<String>,
+    /// The OpenID sign-in the API server accepts.
+    oidc: KubernetesOidc,
+}
+
+/// A Kubernetes API server's OpenID settings (its `--oidc-*` flags).
+#[derive(ToSchema)]
+pub struct KubernetesOidc {
+    /// The issuer (http(s)).
+    issuer: String,
+    /// The public OpenID client kubectl signs in with.
+    client_id: String,
+    /// What is put before `preferred_username` to make the Kubernetes user name (`oidc:`).
+    username_prefix: String,
+    /// What is put before each group of the `groups` claim (`oidc:`).
+    groups_prefix: String,
 }
 
 /// An architectural decision.
@@ -352,6 +378,13 @@ pub struct ResourceAccess {
     /// Shell commands to copy, in order. Never a secret: a database password is read from
     /// the cluster by its owner.
     commands: Vec<String>,
+    /// A kubeconfig for the resource's namespace that signs in through `kubectl oidc-login`,
+    /// when the catalog records how to reach its cluster (no credential in it).
+    kubeconfig: Option<String>,
+    /// Where a database is reached inside the cluster (`appdb-rw.ws-nlp.svc:5432`).
+    host: Option<String>,
+    /// The Kubernetes Secret that holds a database's credentials (its name, never its value).
+    secret: Option<String>,
 }
 
 /// A pending task or an open decision.
@@ -700,8 +733,9 @@ pub struct SeverityCounts {
 #[cfg(test)]
 mod tests {
     use mirante_domain::{
-        Decision, Evidence, Gpu, Host, HostGroup, IacRef, Item, ItemKind, Layer, LayerKind,
-        Priority, Qualifier, Section, Site, State, Task, TaskKind,
+        Decision, Evidence, Gpu, Host, HostGroup, IacRef, Item, ItemKind, KubernetesAccess,
+        KubernetesOidc, Layer, LayerKind, Priority, Qualifier, Section, Site, State, Task,
+        TaskKind,
     };
     use serde_json::Value;
     use utoipa::{
@@ -755,8 +789,31 @@ mod tests {
                 model: "A5000".into(),
                 count: 1,
             }],
+            kubernetes: Some(KubernetesAccess {
+                api: "https://k".into(),
+                ca: None,
+                oidc: KubernetesOidc {
+                    issuer: "https://i".into(),
+                    client_id: "c".into(),
+                    username_prefix: "oidc:".into(),
+                    groups_prefix: "oidc:".into(),
+                },
+            }),
             tags: vec!["t".into()],
         }
+    }
+
+    #[test]
+    fn kubernetes_access_schemas_match_what_the_catalog_serializes() {
+        let item = serde_json::to_value(item()).unwrap();
+        assert_eq!(
+            keys(&item["kubernetes"]),
+            properties::<super::KubernetesAccess>()
+        );
+        assert_eq!(
+            keys(&item["kubernetes"]["oidc"]),
+            properties::<super::KubernetesOidc>()
+        );
     }
 
     #[test]
@@ -904,6 +961,9 @@ mod tests {
             access: Some(Access {
                 readme: Some("README.md".into()),
                 commands: vec!["kubectl -n ws-llm get pods".into()],
+                kubeconfig: Some("apiVersion: v1".into()),
+                host: None,
+                secret: None,
             }),
             note: Some("n".into()),
             created_at: "2026-12-03T10:00:00Z".into(),

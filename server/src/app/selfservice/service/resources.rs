@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use mirante_domain::KubernetesAccess;
 use mirante_domain::access::{self, Principal};
 use mirante_domain::request::RequestState;
 use mirante_domain::resource::{
@@ -13,6 +14,7 @@ use serde_json::Value as Json;
 
 use super::{SelfService, ServiceError};
 use crate::adapters::db::requests::{RequestKind, RequestRecord};
+use crate::app::selfservice::kubeconfig;
 
 /// The most requests the resources are derived from; far above what a team makes in years.
 const MAX_REQUESTS: i64 = 20_000;
@@ -85,6 +87,7 @@ impl SelfService {
         let mut found = resource::resources(&facts, |t| {
             on_base.get(t).copied().unwrap_or(OnBase::Unknown)
         });
+        let snapshot = self.catalog.current().snapshot.clone();
         for r in &mut found {
             if matches!(r.state, ResourceState::Merged) {
                 // How to reach it, from the files of the request that made it what it is.
@@ -92,7 +95,12 @@ impl SelfService {
                     .iter()
                     .rev()
                     .find(|q| q.target == r.target && q.state == RequestState::Merged);
-                r.access = files.map(access_for);
+                let cluster = r
+                    .cluster
+                    .as_deref()
+                    .and_then(|c| snapshot.item(c))
+                    .and_then(|i| i.kubernetes.as_ref().map(|k| (i.id.as_str(), k)));
+                r.access = files.map(|f| access_for(f, cluster));
             }
         }
         Ok(found)
@@ -179,22 +187,38 @@ fn yaml_documents(r: &RequestRecord) -> Vec<Json> {
 }
 
 /// How to reach what the files describe: the folder's README and commands for the kinds of
-/// object the files hold (a namespace to work in, a CloudNativePG cluster to connect to). No
-/// secret is ever part of it: the database password is read from the cluster by the owner.
-fn access_for(r: &RequestRecord) -> Access {
+/// object the files hold (a namespace to work in, with a kubeconfig when the catalog records
+/// how to reach its `cluster`; a CloudNativePG cluster to connect to). No secret is ever part
+/// of it: the database password is read from the cluster by the owner.
+fn access_for(r: &RequestRecord, cluster: Option<(&str, &KubernetesAccess)>) -> Access {
     let docs = yaml_documents(r);
     let readme = r
         .files
         .iter()
         .find(|f| f.path.rsplit('/').next() == Some("README.md"))
         .map(|f| f.path.clone());
-    let mut commands = Vec::new();
+    let mut access = Access {
+        readme,
+        ..Access::default()
+    };
+    let gpus: u64 = docs
+        .iter()
+        .filter(|d| d["kind"] == "ResourceQuota")
+        .filter_map(|d| {
+            let v = &d["spec"]["hard"]["requests.nvidia.com/gpu"];
+            v.as_u64()
+                .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+        })
+        .sum();
     for d in &docs {
         let name = d["metadata"]["name"].as_str().unwrap_or_default();
         let kind = d["kind"].as_str().unwrap_or_default();
         let api = d["apiVersion"].as_str().unwrap_or_default();
         if kind == "Namespace" && !name.is_empty() {
-            commands.push(format!("kubectl -n {name} get pods"));
+            access.commands.extend(kubeconfig::gpu_commands(name, gpus));
+            if let Some((cluster, k)) = cluster {
+                access.kubeconfig = Some(kubeconfig::kubeconfig(k, cluster, name));
+            }
         } else if kind == "Cluster" && api.starts_with("postgresql.cnpg.io/") {
             let ns = d["metadata"]["namespace"].as_str().unwrap_or("default");
             let owner = d["spec"]["bootstrap"]["initdb"]["owner"]
@@ -203,14 +227,21 @@ fn access_for(r: &RequestRecord) -> Access {
             let database = d["spec"]["bootstrap"]["initdb"]["database"]
                 .as_str()
                 .unwrap_or("app");
-            commands.push(format!(
+            access.host = Some(format!("{name}-rw.{ns}.svc:5432"));
+            access.secret = Some(format!("{name}-app"));
+            access.commands.push(format!(
                 "kubectl -n {ns} get secret {name}-app -o jsonpath='{{.data.password}}' | base64 -d"
             ));
-            commands.push(format!(
+            access.commands.push(format!(
                 "kubectl -n {ns} port-forward svc/{name}-rw 5432:5432"
             ));
-            commands.push(format!("psql -h 127.0.0.1 -U {owner} {database}"));
+            access
+                .commands
+                .push(format!("psql -h 127.0.0.1 -U {owner} {database}"));
+            if let Some((cluster, k)) = cluster {
+                access.kubeconfig = Some(kubeconfig::kubeconfig(k, cluster, ns));
+            }
         }
     }
-    Access { readme, commands }
+    access
 }

@@ -105,7 +105,46 @@ pub(super) fn environment() -> Environment<'static> {
     }
     env.add_filter("dns_label", |s: &str| dns_label(s));
     env.add_function("date_after_days", date_after_days);
+    env.add_function("kubeconfig", kubeconfig);
     env
+}
+
+/// A block of text shown exactly as written: in Markdown a fenced code block whose fence is
+/// longer than any run of backticks inside, so nothing in it can end it early; elsewhere the
+/// text, formatted as any string is.
+#[derive(Debug)]
+struct CodeBlock {
+    language: &'static str,
+    text: String,
+}
+
+impl minijinja::value::Object for CodeBlock {
+    fn render(self: &std::sync::Arc<Self>, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// `kubeconfig(namespace)`: the kubeconfig for `namespace` on the chosen cluster, as a code
+/// block, or none when the catalog does not record how to reach the cluster.
+fn kubeconfig(state: &State, namespace: &str) -> Result<Value, Error> {
+    let kubernetes = state.lookup("kubernetes").ok_or_else(|| {
+        Error::new(
+            ErrorKind::InvalidOperation,
+            "no `kubernetes` in the context",
+        )
+    })?;
+    let access: Option<mirante_domain::KubernetesAccess> =
+        serde_json::to_value(kubernetes.get_attr("access")?)
+            .ok()
+            .and_then(|v| serde_json::from_value(v).ok());
+    let cluster = kubernetes.get_attr("cluster")?;
+    Ok(match (access, cluster.as_str()) {
+        (Some(access), Some(cluster)) => Value::from_object(CodeBlock {
+            language: "yaml",
+            text: crate::app::selfservice::kubeconfig::kubeconfig(&access, cluster, namespace),
+        }),
+        _ => Value::from(()),
+    })
 }
 
 /// The formatter: every `{{ … }}` goes through here.
@@ -123,7 +162,9 @@ fn format_value(out: &mut Output, state: &mut State, value: &Value) -> Result<()
             if value.is_undefined() {
                 return Err(Error::from(ErrorKind::UndefinedError));
             }
-            if !value.is_none() {
+            if let Some(block) = value.downcast_object_ref::<CodeBlock>() {
+                fenced(&mut s, block);
+            } else if !value.is_none() {
                 markdown_escape(&mut s, &value.to_string());
             }
         }
@@ -138,6 +179,36 @@ fn format_value(out: &mut Output, state: &mut State, value: &Value) -> Result<()
     }
     out.write_str(&s)
         .map_err(|_| Error::from(ErrorKind::WriteFailure))
+}
+
+/// `block` as a fenced code block: the fence is one backtick longer than the longest run of
+/// backticks in the text (at least three), so the text cannot close it.
+fn fenced(s: &mut String, block: &CodeBlock) {
+    let longest = block
+        .text
+        .split(|c| c != '`')
+        .map(str::len)
+        .max()
+        .unwrap_or(0);
+    let fence = "`".repeat((longest + 1).max(3));
+    let _ = writeln!(s, "{fence}{}", block.language);
+    s.push_str(&block.text);
+    if !block.text.ends_with('\n') {
+        s.push('\n');
+    }
+    s.push_str(&fence);
+}
+
+/// [`fenced`] for the tests.
+#[cfg(test)]
+pub(super) fn fenced_for_test(s: &mut String, text: &str) {
+    fenced(
+        s,
+        &CodeBlock {
+            language: "yaml",
+            text: text.to_owned(),
+        },
+    );
 }
 
 /// Characters that open Markdown (CommonMark and GitHub's tables and strikethrough) or HTML
@@ -323,6 +394,7 @@ pub(super) fn render(
 
     // The chosen catalog option of each parameter that has options.
     let mut options = Map::new();
+    let mut cluster = None;
     for p in &manifest.parameters {
         if let (Some(source), Some(Json::String(chosen))) = (p.options, normalized.get(&p.name))
             && let Some(o) = catalog.options(source).iter().find(|o| &o.value == chosen)
@@ -331,6 +403,7 @@ pub(super) fn render(
                 p.name.clone(),
                 serde_json::to_value(o).unwrap_or(Json::Null),
             );
+            cluster = cluster.or(Some(o));
         }
     }
     let mut context = normalized.clone();
@@ -345,6 +418,18 @@ pub(super) fn render(
     );
     context.insert("template".into(), serde_json::json!({ "id": manifest.id }));
     context.insert("options".into(), Json::Object(options));
+    // Who the requester is on the chosen cluster, and how to reach it when the catalog says.
+    let access = cluster.and_then(|c| c.kubernetes.as_ref());
+    context.insert(
+        "kubernetes".into(),
+        serde_json::json!({
+            "cluster": cluster.map(|c| c.value.clone()),
+            "user": mirante_domain::kubernetes_user(access, &ctx.requester.username),
+            "groups_prefix": access
+                .map_or(mirante_domain::DEFAULT_OIDC_PREFIX, |a| a.oidc.groups_prefix.as_str()),
+            "access": access,
+        }),
+    );
 
     let run = |name: &str, context: &Map<String, Json>| -> Result<String, RenderError> {
         let t = template

@@ -115,8 +115,11 @@ fn a_gpu_workspace_becomes_a_namespace_and_a_quota_with_the_numbers_asked() {
         paths(&r),
         [
             "clusters/gpu-sp-01/workspaces/nlp/README.md",
+            "clusters/gpu-sp-01/workspaces/nlp/limitrange.yaml",
             "clusters/gpu-sp-01/workspaces/nlp/namespace.yaml",
+            "clusters/gpu-sp-01/workspaces/nlp/networkpolicy.yaml",
             "clusters/gpu-sp-01/workspaces/nlp/resourcequota.yaml",
+            "clusters/gpu-sp-01/workspaces/nlp/rolebinding.yaml",
         ]
     );
     let ns = doc(&r, "namespace.yaml");
@@ -147,6 +150,171 @@ fn a_gpu_workspace_becomes_a_namespace_and_a_quota_with_the_numbers_asked() {
         })
     );
     assert_eq!(r.values["days"], json!(10));
+}
+
+#[test]
+fn the_requester_may_edit_in_their_workspace_as_the_user_the_clusters_oidc_makes_of_them() {
+    let r = render("gpu-workspace", workspace(json!({}))).unwrap();
+
+    let binding = doc(&r, "rolebinding.yaml");
+    assert_eq!(binding["kind"], "RoleBinding");
+    assert_eq!(binding["metadata"]["namespace"], "ws-nlp");
+    assert_eq!(
+        binding["subjects"],
+        json!([{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "oidc:alice"}])
+    );
+    assert_eq!(
+        binding["roleRef"],
+        json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"})
+    );
+}
+
+#[test]
+fn the_user_name_prefix_is_the_one_the_catalog_records_for_the_cluster() {
+    let mut catalog = CATALOG.catalog().clone();
+    let item = catalog
+        .items
+        .iter_mut()
+        .find(|i| i.id == "gpu-sp-01")
+        .unwrap();
+    item.kubernetes.as_mut().unwrap().oidc.username_prefix = "authentik#".into();
+    let snapshot = Snapshot::new(catalog, String::new(), None);
+    let ctx = RenderContext {
+        catalog: &snapshot,
+        ..ctx()
+    };
+
+    let r = render_with("gpu-workspace", workspace(json!({})), &ctx).unwrap();
+
+    assert_eq!(
+        doc(&r, "rolebinding.yaml")["subjects"][0]["name"],
+        "authentik#alice"
+    );
+}
+
+#[test]
+fn the_workspaces_containers_get_default_requests_and_limits_within_its_quota() {
+    for (cpu, memory, default_cpu, default_memory) in
+        [(12, 48, "2", "4Gi"), (1, 2, "1", "2Gi"), (2, 4, "2", "4Gi")]
+    {
+        let r = render(
+            "gpu-workspace",
+            workspace(json!({"cpu": cpu, "memory_gib": memory})),
+        )
+        .unwrap();
+        let limits = &doc(&r, "limitrange.yaml")["spec"]["limits"][0];
+        assert_eq!(limits["type"], "Container");
+        assert_eq!(limits["default"]["cpu"], default_cpu, "cpu {cpu}");
+        assert_eq!(
+            limits["default"]["memory"], default_memory,
+            "memory {memory}"
+        );
+        assert_eq!(
+            limits["defaultRequest"],
+            json!({"cpu": "500m", "memory": "1Gi"})
+        );
+        assert_eq!(limits["max"]["cpu"], cpu.to_string());
+        assert_eq!(limits["max"]["memory"], format!("{memory}Gi"));
+    }
+}
+
+#[test]
+fn the_workspace_denies_all_traffic_but_its_own_pods_and_dns() {
+    let r = render("gpu-workspace", workspace(json!({}))).unwrap();
+
+    let policies = docs(&r, "networkpolicy.yaml");
+    let names: Vec<&str> = policies
+        .iter()
+        .map(|p| p["metadata"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["default-deny", "allow-same-namespace", "allow-dns-egress"]
+    );
+    for p in &policies {
+        assert_eq!(p["kind"], "NetworkPolicy");
+        assert_eq!(p["metadata"]["namespace"], "ws-nlp");
+        assert_eq!(
+            p["spec"]["podSelector"],
+            json!({}),
+            "every pod of the namespace"
+        );
+    }
+    assert_eq!(
+        policies[0]["spec"]["policyTypes"],
+        json!(["Ingress", "Egress"])
+    );
+    assert!(
+        policies[0]["spec"].get("ingress").is_none() && policies[0]["spec"].get("egress").is_none()
+    );
+    let dns = &policies[2]["spec"]["egress"][0];
+    assert_eq!(
+        dns["to"][0]["podSelector"]["matchLabels"]["k8s-app"],
+        "kube-dns"
+    );
+    assert_eq!(
+        dns["ports"],
+        json!([{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}])
+    );
+}
+
+#[test]
+fn the_workspace_readme_carries_a_kubeconfig_when_the_catalog_says_how_to_reach_the_cluster() {
+    let r = render("gpu-workspace", workspace(json!({}))).unwrap();
+    let readme = &r
+        .files
+        .iter()
+        .find(|f| f.path.ends_with("/README.md"))
+        .unwrap()
+        .content;
+
+    let block = readme
+        .split("```yaml\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n```").next())
+        .unwrap_or_else(|| panic!("no yaml block in {readme}"));
+    let config: Json = serde_saphyr::from_str(block).unwrap();
+    assert_eq!(config["contexts"][0]["context"]["namespace"], "ws-nlp");
+    assert_eq!(
+        config["clusters"][0]["cluster"]["server"],
+        "https://gpu-sp-01.k8s.example.org:6443"
+    );
+    assert_eq!(config["users"][0]["user"]["exec"]["args"][0], "oidc-login");
+    assert!(readme.contains("oidc:alice"), "{readme}");
+
+    // A cluster the catalog gives no address: no kubeconfig, the rest as before.
+    let mut catalog = CATALOG.catalog().clone();
+    catalog
+        .items
+        .iter_mut()
+        .find(|i| i.id == "gpu-sp-01")
+        .unwrap()
+        .kubernetes = None;
+    let snapshot = Snapshot::new(catalog, String::new(), None);
+    let ctx = RenderContext {
+        catalog: &snapshot,
+        ..ctx()
+    };
+    let r = render_with("gpu-workspace", workspace(json!({})), &ctx).unwrap();
+    let readme = &r
+        .files
+        .iter()
+        .find(|f| f.path.ends_with("/README.md"))
+        .unwrap()
+        .content;
+    assert!(!readme.contains("```"), "{readme}");
+    assert!(
+        readme.contains("oidc:alice"),
+        "the default prefix: {readme}"
+    );
+}
+
+#[test]
+fn a_code_block_cannot_be_closed_by_the_text_inside_it() {
+    let mut s = String::new();
+    render::fenced_for_test(&mut s, "a\n````\nb");
+    assert!(s.starts_with("`````yaml\n"), "{s}");
+    assert!(s.ends_with("\n`````"), "{s}");
 }
 
 #[test]
