@@ -298,3 +298,23 @@ pub fn NotFound() -> impl IntoView {
         </section>
     }
 }
+
+/// A counter that goes up by itself while `moving()` says the page shows something still in
+/// flight (a request being proposed, a resource being applied): a page puts it in its data's
+/// source, so the data is fetched again and the page follows with no reload. The first checks
+/// come after 2 s, then each wait is half as long again, up to 30 s; `moving()` answering
+/// `false` (or `None`: not loaded) stops it. Browser only: effects do not run on the server.
+pub fn refresh_while(moving: impl Fn() -> Option<bool> + Send + Sync + 'static) -> RwSignal<u32> {
+    let tick = RwSignal::new(0u32);
+    Effect::new(move |_| {
+        if moving() == Some(true) {
+            let n = tick.get_untracked().min(10);
+            let wait = (2000.0 * 1.5f64.powi(n as i32)).min(30_000.0) as u64;
+            set_timeout(
+                move || tick.update(|t| *t += 1),
+                std::time::Duration::from_millis(wait),
+            );
+        }
+    });
+    tick
+}

@@ -111,6 +111,9 @@ test('a researcher requests a 1-GPU workspace and a PostgreSQL database through 
   }
   assert.match(await page.locator('code.target').innerText(), /clusters\/gpu-sp-01\/workspaces\/nlp/);
   assert.ok(Object.values(previews.gpu).some((c) => /nvidia\.com\/gpu/.test(c)), 'a GPU quota');
+  const binding = previews.gpu['clusters/gpu-sp-01/workspaces/nlp/rolebinding.yaml'] ?? '';
+  assert.match(binding, /kind: RoleBinding/);
+  assert.match(binding, /name: "oidc:rui"/, 'Rui, as the cluster names him, is bound in the namespace');
   assert.ok(await page.locator('.diff .add').count(), 'added lines are marked');
   await page.screenshot({ path: `${SHOTS}selfservice-preview.png`, fullPage: true });
   requests.gpu = await submit(page);
@@ -175,7 +178,19 @@ test('more GPUs than the cluster has is refused next to the field, in the browse
   await page.close();
 });
 
+/** Opens `path` as Rui, hydrated, marked so that a reload would show (the mark would be gone). */
+async function openMarked(path) {
+  const page = await rui.context.newPage();
+  await page.goto(`${portal.url}${path}`, { waitUntil: 'load' });
+  await waitForHydration(page);
+  await page.evaluate(() => { window.__notReloaded = true; });
+  return page;
+}
+
 test('an admin approves both; the worker opens two branches holding exactly the previewed files', async () => {
+  // Rui watches his request while Ada decides: the page follows it by itself.
+  const watching = await openMarked(`/requests/${requests.gpu}`);
+  assert.equal(await stateOf(watching), 'awaiting_approval');
   const page = await ada.context.newPage();
   const errors = watchErrors(page);
   await page.goto(`${portal.url}/requests`, { waitUntil: 'load' });
@@ -192,6 +207,13 @@ test('an admin approves both; the worker opens two branches holding exactly the 
     await waitForState(page, id, 'proposed');
     assert.match(await page.locator('.pull-request').innerText(), /#\d+/);
   }
+  await watching.waitForFunction(
+    () => document.querySelector('.request-state [data-state]')?.dataset.state === 'proposed',
+    null,
+    { timeout: 60_000 },
+  );
+  assert.equal(await watching.evaluate(() => window.__notReloaded), true, 'no reload');
+  await watching.close();
 
   const branches = git('branch', '--list', 'mirante/*', '--format=%(refname:short)')
     .split('\n')
@@ -211,6 +233,10 @@ test('an admin approves both; the worker opens two branches holding exactly the 
 });
 
 test('the admin merges one request after a confirmation that names what is merged', async () => {
+  // Rui's resources page, open before the merge, follows the workspace by itself.
+  const resources = await openMarked('/resources');
+  const card = `.resource[data-id="${requests.gpu}"]`;
+  assert.equal(await resources.locator(card).getAttribute('data-state'), 'proposed');
   const page = await ada.context.newPage();
   const errors = watchErrors(page);
   await page.goto(`${portal.url}/requests/${requests.gpu}`, { waitUntil: 'load' });
@@ -235,6 +261,19 @@ test('the admin merges one request after a confirmation that names what is merge
   await page.screenshot({ path: `${SHOTS}selfservice-merged.png`, fullPage: true });
   assert.deepEqual(errors, []);
   await page.close();
+
+  await resources.waitForFunction(
+    (sel) => document.querySelector(sel)?.dataset.state === 'merged',
+    card,
+    { timeout: 60_000 },
+  );
+  assert.equal(await resources.evaluate(() => window.__notReloaded), true, 'no reload');
+  // Once merged it says how to reach it: the kubeconfig for ws-nlp and the commands.
+  await resources.locator(`${card} details.kubeconfig summary`).click();
+  assert.match(await resources.locator(`${card} details.kubeconfig pre`).innerText(), /namespace: ws-nlp/);
+  assert.match(await resources.locator(`${card} pre.commands`).innerText(), /kubectl -n ws-nlp get pods/);
+  await resources.screenshot({ path: `${SHOTS}selfservice-resource.png`, fullPage: true });
+  await resources.close();
 });
 
 test('a second 1-GPU workspace on the full cluster is refused with the numbers', async () => {

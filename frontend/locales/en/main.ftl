@@ -406,6 +406,9 @@ dash-approvals-summary = { $count ->
 }
 dash-approvals-by = { $target } by { $author }
 dash-approvals-link = Requests awaiting approval →
+dash-resources = Resources per cluster
+dash-resources-none = none yet
+dash-resources-link = All resources →
 dash-changes = Recent state changes
 dash-changes-unavailable = History not available: the catalog is not read from the monorepo's git history.
 dash-changes-none = No state changes recorded.

@@ -406,6 +406,9 @@ dash-approvals-summary = { $count ->
 }
 dash-approvals-by = { $target } por { $author }
 dash-approvals-link = Pedidos aguardando aprovação →
+dash-resources = Recursos por cluster
+dash-resources-none = nenhum ainda
+dash-resources-link = Todos os recursos →
 dash-changes = Mudanças de estado recentes
 dash-changes-unavailable = Histórico indisponível: o catálogo não é lido do histórico git do monorepo.
 dash-changes-none = Nenhuma mudança de estado registrada.

@@ -29,6 +29,58 @@ pub struct DashboardPage {
     pub approvals_total: usize,
     /// The latest changes of items' states.
     pub changes: RecentChanges,
+    /// The resources on each cluster, by state, with its free GPUs.
+    pub resources: Vec<ClusterResources>,
+}
+
+/// One cluster's part of the resources card.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClusterResources {
+    /// The cluster's catalog id; `None` for resources on no cluster (a database names none).
+    pub cluster: Option<String>,
+    /// How many resources are in each state, in the states' order, only those with some.
+    pub counts: Vec<(mirante_domain::resource::ResourceState, usize)>,
+    /// Its GPUs, for a GPU cluster.
+    pub gpus: Option<super::selfservice::GpuCapacity>,
+}
+
+/// The resources per cluster: GPU clusters first (in the catalog's order, also those with no
+/// resource yet), then the other clusters by name, then resources on no cluster.
+pub fn cluster_resources(
+    resources: &[mirante_domain::resource::Resource],
+    capacity: &[super::selfservice::GpuCapacity],
+) -> Vec<ClusterResources> {
+    use mirante_domain::resource::ResourceState;
+    let mut clusters: Vec<Option<String>> = capacity.iter().map(|c| Some(c.id.clone())).collect();
+    let mut others: Vec<Option<String>> = resources
+        .iter()
+        .map(|r| r.cluster.clone())
+        .filter(|c| !clusters.contains(c))
+        .collect();
+    others.sort_by_key(|c| (c.is_none(), c.clone()));
+    others.dedup();
+    clusters.extend(others);
+    clusters
+        .into_iter()
+        .map(|cluster| ClusterResources {
+            counts: ResourceState::ALL
+                .into_iter()
+                .map(|s| {
+                    let n = resources
+                        .iter()
+                        .filter(|r| r.cluster == cluster && r.state == s)
+                        .count();
+                    (s, n)
+                })
+                .filter(|&(_, n)| n > 0)
+                .collect(),
+            gpus: capacity
+                .iter()
+                .find(|c| Some(&c.id) == cluster.as_ref())
+                .cloned(),
+            cluster,
+        })
+        .collect()
 }
 
 /// The findings part of the dashboard.
@@ -294,7 +346,10 @@ pub async fn get_dashboard() -> Result<Option<DashboardPage>, ServerFnError> {
         .into_iter()
         .filter(|r| r.state == RequestState::AwaitingApproval)
         .collect();
+    let resources = selfservice.resources(&parts).await?;
+    let capacity = selfservice.gpu_capacity(&parts).await?;
     Ok(Some(DashboardPage {
+        resources: cluster_resources(&resources, &capacity),
         findings: findings_summary(&snap, &findings, DASHBOARD_LIMIT),
         checks,
         tasks: tasks_summary(&snap, DASHBOARD_LIMIT),
@@ -310,6 +365,66 @@ pub async fn get_dashboard() -> Result<Option<DashboardPage>, ServerFnError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn resources_are_counted_per_cluster_gpu_clusters_first_and_empty_ones_kept() {
+        use mirante_domain::resource::{Resource, ResourceState};
+        let r = |id: i64, cluster: Option<&str>, state| Resource {
+            id,
+            template: "t".into(),
+            owner: "rui".into(),
+            owner_user_id: 1,
+            cluster: cluster.map(str::to_owned),
+            namespace: None,
+            target: format!("t/{id}"),
+            state,
+            requests: vec![id],
+            expires: None,
+            access: None,
+            note: None,
+            created_at: String::new(),
+        };
+        let gpu = |id: &str, total, free| super::super::selfservice::GpuCapacity {
+            id: id.into(),
+            total,
+            free,
+        };
+        let resources = [
+            r(1, Some("gpu-b"), ResourceState::Merged),
+            r(2, None, ResourceState::Pending),
+            r(3, Some("gpu-b"), ResourceState::Merged),
+            r(4, Some("k3s"), ResourceState::Live),
+            r(5, Some("gpu-b"), ResourceState::Pending),
+        ];
+        let capacity = [gpu("gpu-a", 2, 2), gpu("gpu-b", 2, 0)];
+
+        let rows = cluster_resources(&resources, &capacity);
+
+        type Shown<'a> = (Option<&'a str>, Vec<(ResourceState, usize)>, Option<i64>);
+        let shown: Vec<Shown<'_>> = rows
+            .iter()
+            .map(|c| {
+                (
+                    c.cluster.as_deref(),
+                    c.counts.clone(),
+                    c.gpus.as_ref().map(|g| g.free),
+                )
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                (Some("gpu-a"), vec![], Some(2)),
+                (
+                    Some("gpu-b"),
+                    vec![(ResourceState::Pending, 1), (ResourceState::Merged, 2)],
+                    Some(0)
+                ),
+                (Some("k3s"), vec![(ResourceState::Live, 1)], None),
+                (None, vec![(ResourceState::Pending, 1)], None),
+            ]
+        );
+    }
 
     fn revision(commit: &str, date: &str) -> mirante_domain::history::Revision {
         mirante_domain::history::Revision {

@@ -14,7 +14,8 @@ use crate::{
     i18n::{t, t_args, use_i18n},
     pages::{
         findings::{message, severity_key, severity_one_key},
-        selfservice::RequestStateBadge,
+        resources::resource_state_key,
+        selfservice::{RequestStateBadge, gpus_free_text},
     },
 };
 
@@ -82,6 +83,7 @@ fn DashboardView(page: DashboardPage) -> impl IntoView {
         approvals,
         approvals_total,
         changes,
+        resources,
     } = page;
     let names = findings.names.clone();
     let name_of = move |id: &str| {
@@ -255,6 +257,49 @@ fn DashboardView(page: DashboardPage) -> impl IntoView {
                             })
                             .collect_view()}
                     </ul>
+                </Card>
+                <Card id="resources" title="dash-resources" link="/resources" link_text="dash-resources-link">
+                    {if resources.is_empty() {
+                        view! { <p class="muted">{i18n.tr("res-none")}</p> }.into_any()
+                    } else {
+                        view! {
+                            <ul class="dash-list dash-resources">
+                                {resources
+                                    .into_iter()
+                                    .map(|c| {
+                                        let gpus = c.gpus.clone();
+                                        view! {
+                                            <li data-cluster=c.cluster.clone().unwrap_or_default()>
+                                                {match c.cluster.clone() {
+                                                    Some(id) => view! { <a href=format!("/items/{id}")>{id.clone()}</a> }.into_any(),
+                                                    None => view! { <span>{i18n.tr("res-no-cluster")}</span> }.into_any(),
+                                                }}
+                                                {gpus.map(|g| view! {
+                                                    <span class="dash-sub gpus-free">{move || gpus_free_text(i18n.lang(), &g)}</span>
+                                                })}
+                                                <span class="dash-sub">
+                                                    {if c.counts.is_empty() {
+                                                        view! { <span>{i18n.tr("dash-resources-none")}</span> }.into_any()
+                                                    } else {
+                                                        c.counts
+                                                            .iter()
+                                                            .map(|&(s, n)| view! {
+                                                                <span class=format!("res-count res-{}", s.as_str()) data-state=s.as_str()>
+                                                                    {n}" "{move || t(i18n.lang(), resource_state_key(s))}
+                                                                </span>" "
+                                                            })
+                                                            .collect_view()
+                                                            .into_any()
+                                                    }}
+                                                </span>
+                                            </li>
+                                        }
+                                    })
+                                    .collect_view()}
+                            </ul>
+                        }
+                            .into_any()
+                    }}
                 </Card>
                 <Card
                     id="approvals"

@@ -12,7 +12,7 @@ use crate::{
     api::selfservice::{
         ApproveRequest, MergeRequest, RejectRequest, RequestPageData, get_request, list_requests,
     },
-    components::{LoadError, Loading, NotFound},
+    components::{LoadError, Loading, NotFound, refresh_while},
     i18n::{t, t_args, use_i18n},
     pages::selfservice::{RequestStateBadge, request_state_key, short_time},
 };
@@ -30,6 +30,14 @@ fn next_step_key(s: RequestState) -> &'static str {
         RequestState::Closed => "req-next-closed",
         RequestState::Failed => "req-next-failed",
     }
+}
+
+/// Whether the request can change while its page is open without its reader acting: never
+/// once final, and not while the reader's own decision or merge form is on screen (a refresh
+/// would wipe what they are typing).
+fn moves_by_itself(page: &RequestPageData) -> bool {
+    let r = &page.request;
+    !r.row.state.is_final() && !r.can_decide && !r.can_merge
 }
 
 /// The requests page.
@@ -158,20 +166,30 @@ pub fn RequestPage() -> impl IntoView {
     let reject = ServerAction::<RejectRequest>::new();
     let merge = ServerAction::<MergeRequest>::new();
     let id = move || params.get().get("id").and_then(|s| s.parse::<i64>().ok());
+    // Set once the data is in: follows the request while its state can still change.
+    let moving = RwSignal::new(None::<bool>);
+    let tick = refresh_while(move || moving.get());
     let data = Resource::new(
         move || {
             (
                 id(),
                 approve.version().get() + reject.version().get() + merge.version().get(),
+                tick.get(),
             )
         },
-        |(id, _)| async move {
+        |(id, _, _)| async move {
             match id {
                 Some(id) => get_request(id).await,
                 None => Ok(None),
             }
         },
     );
+    Effect::new(move |_| {
+        moving.set(data.get().map(|d| match d {
+            Ok(Some(page)) => moves_by_itself(&page),
+            _ => false,
+        }));
+    });
     let refused = move || {
         [
             approve.value().get(),

@@ -7,7 +7,7 @@ use mirante_domain::resource::{Resource as PortalResource, ResourceState};
 
 use crate::{
     api::selfservice::list_resources,
-    components::{LoadError, Loading},
+    components::{LoadError, Loading, refresh_while},
     i18n::{t, use_i18n},
 };
 
@@ -28,7 +28,25 @@ pub fn resource_state_key(s: ResourceState) -> &'static str {
 #[component]
 pub fn ResourcesPage() -> impl IntoView {
     let i18n = use_i18n();
-    let data = Resource::new(|| (), |_| list_resources());
+    // Followed while a resource is on its way: asked, proposed, merged or being applied.
+    let moving = RwSignal::new(None::<bool>);
+    let tick = refresh_while(move || moving.get());
+    let data = Resource::new(move || tick.get(), |_| list_resources());
+    Effect::new(move |_| {
+        moving.set(data.get().map(|d| {
+            d.is_ok_and(|page| {
+                page.rows.iter().any(|r| {
+                    matches!(
+                        r.state,
+                        ResourceState::Pending
+                            | ResourceState::Proposed
+                            | ResourceState::Merged
+                            | ResourceState::Syncing
+                    )
+                })
+            })
+        }));
+    });
     view! {
         <Title text=move || t(i18n.lang(), "nav-resources")/>
         <header class="page-head">
