@@ -147,6 +147,9 @@ pub enum Format {
 pub enum OptionSource {
     /// Catalog items that record GPUs (`gpus:`); the capacity is their number of GPUs.
     GpuClusters,
+    /// The namespaces of the requester's own workspaces that are on the base branch (merged
+    /// or being applied): a researcher picks one of them; an admin may name any namespace.
+    OwnNamespaces,
 }
 
 impl OptionSource {
@@ -154,6 +157,7 @@ impl OptionSource {
     pub fn as_str(self) -> &'static str {
         match self {
             OptionSource::GpuClusters => "gpu-clusters",
+            OptionSource::OwnNamespaces => "own-namespaces",
         }
     }
 }
@@ -267,6 +271,13 @@ pub struct CatalogOption {
 pub struct CatalogContext {
     /// Items the catalog records with GPUs, in catalog order.
     pub gpu_clusters: Vec<CatalogOption>,
+    /// The requester's own workspace namespaces (value: the namespace; detail: its cluster).
+    #[serde(default)]
+    pub namespaces: Vec<CatalogOption>,
+    /// Whether any namespace may be named (admins; and renders with no requester, such as
+    /// `mirante template render`): then `own-namespaces` is not a closed list.
+    #[serde(default)]
+    pub any_namespace: bool,
 }
 
 impl CatalogContext {
@@ -293,13 +304,30 @@ impl CatalogContext {
                 })
             })
             .collect();
-        CatalogContext { gpu_clusters }
+        CatalogContext {
+            gpu_clusters,
+            namespaces: Vec::new(),
+            any_namespace: false,
+        }
+    }
+
+    /// These facts for a requester who may use `namespaces` (`None`: any namespace).
+    pub fn with_namespaces(mut self, namespaces: Option<Vec<CatalogOption>>) -> Self {
+        self.any_namespace = namespaces.is_none();
+        self.namespaces = namespaces.unwrap_or_default();
+        self
+    }
+
+    /// Whether `source` is a closed list here (a free one takes any well-formed value).
+    pub fn is_closed(&self, source: OptionSource) -> bool {
+        !(source == OptionSource::OwnNamespaces && self.any_namespace)
     }
 
     /// The choices a source offers.
     pub fn options(&self, source: OptionSource) -> &[CatalogOption] {
         match source {
             OptionSource::GpuClusters => &self.gpu_clusters,
+            OptionSource::OwnNamespaces => &self.namespaces,
         }
     }
 }
@@ -794,7 +822,9 @@ fn check_value(
                 choices: p.choices.as_deref(),
             };
             rules.check(&p.name, s, None)?;
-            if let (Some(source), Some(catalog)) = (p.options, catalog) {
+            if let (Some(source), Some(catalog)) = (p.options, catalog)
+                && catalog.is_closed(source)
+            {
                 let options = catalog.options(source);
                 if !options.iter().any(|o| o.value == s) {
                     let allowed: Vec<Value> = options

@@ -213,7 +213,9 @@ on_both_databases! {
         let detail = app.get_json_as(&rui, "/api/v1/templates/gpu-workspace", 200).await;
         assert!(detail["manifest"]["parameters"].as_array().is_some(), "{detail}");
 
-        // Preview, then submit, each request.
+        // Preview, submit, approve and follow each request; the workspace is merged before the
+        // database is asked for, since a researcher's database goes in one of their own
+        // workspaces' namespaces.
         let mut requests = Vec::new();
         for input in [workspace(), database()] {
             let preview = app.post_json(&rui, "/api/v1/requests/preview", &input, 200).await;
@@ -228,12 +230,11 @@ on_both_databases! {
             assert_eq!(submitted["author"], "rui");
             // Exactly the files the preview showed.
             assert_eq!(preview_files(&submitted), preview_files(&preview));
-            requests.push((submitted["id"].as_i64().unwrap(), submitted));
-        }
-        assert!(mirante_branches(&monorepo).is_empty(), "nothing is proposed before approval");
+            let id = submitted["id"].as_i64().unwrap();
+            let before = mirante_branches(&monorepo);
+            assert!(!before.iter().any(|b| b.starts_with(&format!("mirante/{id}-"))), "nothing is proposed before approval");
 
-        // A researcher cannot approve; an admin does.
-        for (id, _) in &requests {
+            // A researcher cannot approve; an admin does.
             let refused = rui
                 .post(format!("{}/api/v1/requests/{id}/approve", app.address))
                 .json(&json!({}))
@@ -245,29 +246,28 @@ on_both_databases! {
                 .post_json(&app.client, &format!("/api/v1/requests/{id}/approve"), &json!({"comment": "fine"}), 200)
                 .await;
             assert_eq!(approved["state"], "approved", "{approved}");
-        }
 
-        // The worker proposes both: two branches holding exactly the previewed files.
-        let mut proposed = Vec::new();
-        for (id, submitted) in &requests {
-            let r = wait_for_state(&app, &rui, *id, "proposed").await;
+            // The worker proposes it: a branch holding exactly the previewed files.
+            let r = wait_for_state(&app, &rui, id, "proposed").await;
             let branch = r["branch"].as_str().unwrap().to_owned();
             assert!(branch.starts_with(&format!("mirante/{id}-")), "{branch}");
-            assert_eq!(branch_files(&monorepo, &branch), preview_files(submitted));
-            assert_eq!(preview_files(&r), preview_files(submitted));
+            assert_eq!(branch_files(&monorepo, &branch), preview_files(&submitted));
+            assert_eq!(preview_files(&r), preview_files(&submitted));
             assert!(r["pr_number"].as_i64().is_some(), "{r}");
             assert_eq!(r["pr_url"], format!("{}/requests/{id}", app.address));
             assert_eq!(r["last_error"], Value::Null);
-            proposed.push(r);
+            assert_eq!(mirante_branches(&monorepo).len(), before.len() + 1);
+            requests.push((id, submitted));
+            if requests.len() == 1 {
+                let merged = app
+                    .post_json(&app.client, &format!("/api/v1/requests/{id}/merge"), &json!({}), 200)
+                    .await;
+                assert_eq!(merged["state"], "merged", "{merged}");
+            }
         }
-        assert_eq!(mirante_branches(&monorepo).len(), 2);
 
-        // The admin merges the workspace; the request shows merged with its timeline.
+        // The admin merged the workspace; the request shows merged with its timeline.
         let (ws_id, ws_submitted) = &requests[0];
-        let merged = app
-            .post_json(&app.client, &format!("/api/v1/requests/{ws_id}/merge"), &json!({}), 200)
-            .await;
-        assert_eq!(merged["state"], "merged", "{merged}");
         let seen = app.get_json_as(&rui, &format!("/api/v1/requests/{ws_id}"), 200).await;
         assert_eq!(seen["state"], "merged");
         let timeline: Vec<(&str, &str)> = seen["timeline"]

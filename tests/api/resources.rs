@@ -170,9 +170,41 @@ on_both_databases! {
         assert_eq!(listed(&app.get_json_as(&rui, "/api/v1/resources", 200).await), []);
     }
 
+    async fn a_researchers_database_goes_only_in_one_of_their_own_workspaces_an_admins_anywhere(backend: Backend) {
+        let app = spawn_app_with(backend, CatalogSetup::Embedded).await;
+        let rui = app.dev_browser("rui").await;
+        let bia = app.with_token(&seed_token(&app.db, "bia", &["researchers"]).await);
+        let db_in = |ns: &str| json!({"template": "postgres-cnpg", "values": {"name": "appdb", "namespace": ns, "databases": ["app"]}});
+
+        // No workspace yet: no namespace is Rui's, not even one he has only asked for.
+        app.post_json(&rui, "/api/v1/requests", &workspace("nlp"), 201).await;
+        for ns in ["ws-nlp", "kube-system", "default"] {
+            let refused = app.post_json(&rui, "/api/v1/requests/preview", &db_in(ns), 422).await;
+            assert_eq!(refused["details"][0]["field"], "namespace", "{ns}: {refused}");
+            assert_eq!(refused["details"][0]["code"], "not_an_option", "{ns}: {refused}");
+        }
+        // Once his workspace is on the base branch, its namespace is his to use — and only his.
+        let ws = app.get_json_as(&rui, "/api/v1/resources", 200).await["resources"][0]["id"].as_i64().unwrap();
+        app.post_json(&app.client, &format!("/api/v1/requests/{ws}/approve"), &json!({}), 200).await;
+        wait_for_state(&app, &rui, ws, "proposed").await;
+        app.post_json(&app.client, &format!("/api/v1/requests/{ws}/merge"), &json!({}), 200).await;
+        app.post_json(&rui, "/api/v1/requests/preview", &db_in("ws-nlp"), 200).await;
+        app.post_json(&rui, "/api/v1/requests/preview", &db_in("kube-system"), 422).await;
+        let theirs = app.post_json(&bia, "/api/v1/requests/preview", &db_in("ws-nlp"), 422).await;
+        assert_eq!(theirs["details"][0]["code"], "not_an_option", "{theirs}");
+        // An admin may name any namespace, still a well-formed one.
+        app.post_json(&app.client, "/api/v1/requests/preview", &db_in("kube-system"), 200).await;
+        app.post_json(&app.client, "/api/v1/requests/preview", &db_in("Not A Namespace"), 422).await;
+    }
+
     async fn a_merged_database_says_how_to_connect_without_any_password(backend: Backend) {
         let app = spawn_app_with(backend, CatalogSetup::Embedded).await;
         let rui = app.dev_browser("rui").await;
+        // Rui's workspace first: a researcher's database goes in one of their namespaces.
+        let ws = app.post_json(&rui, "/api/v1/requests", &workspace("nlp"), 201).await["id"].as_i64().unwrap();
+        app.post_json(&app.client, &format!("/api/v1/requests/{ws}/approve"), &json!({}), 200).await;
+        wait_for_state(&app, &rui, ws, "proposed").await;
+        app.post_json(&app.client, &format!("/api/v1/requests/{ws}/merge"), &json!({}), 200).await;
         let input = json!({
             "template": "postgres-cnpg",
             "values": {"name": "analytics", "namespace": "ws-nlp", "databases": ["results"], "owner": "rui"}

@@ -96,7 +96,7 @@ async function waitForState(page, id, want) {
 const requests = {};
 const previews = {};
 
-test('a researcher requests a 1-GPU workspace and a PostgreSQL database through the forms', async () => {
+test('a researcher requests a 1-GPU workspace; the database form offers no namespace before one of theirs is merged', async () => {
   const page = await rui.context.newPage();
   const errors = watchErrors(page);
 
@@ -131,23 +131,22 @@ test('a researcher requests a 1-GPU workspace and a PostgreSQL database through 
   await page.locator('.lang-switch a[lang="en"]').click();
   await page.waitForFunction(() => /an admin reviews/i.test(document.querySelector('.next-step')?.textContent ?? ''));
 
-  previews.pg = await fillAndPreview(page, 'postgres-cnpg', {
-    name: 'appdb',
-    namespace: 'ws-nlp',
-    databases: 'app',
-  });
-  const kinds = Object.values(previews.pg).join('\n');
-  assert.match(kinds, /kind: Cluster/);
-  assert.doesNotMatch(kinds, /password:/i, 'no password in the files');
-  requests.pg = await submit(page);
-  assert.equal(await stateOf(page), 'awaiting_approval');
   await page.screenshot({ path: `${SHOTS}selfservice-request.png`, fullPage: true });
-
   // The researcher sees no Approve button on their own request.
   assert.equal(await page.locator('button.approve').count(), 0);
+
+  // A database goes in one of Rui's workspaces' namespaces: none is on the base branch yet.
+  await page.goto(`${portal.url}/self-service/postgres-cnpg`, { waitUntil: 'load' });
+  await waitForHydration(page);
+  assert.deepEqual(await namespaceChoices(page), []);
   assert.deepEqual(errors, []);
   await page.close();
 });
+
+/** The namespaces the database form offers (its select's options, the placeholder left out). */
+async function namespaceChoices(page) {
+  return page.locator('select[name="namespace"] option').evaluateAll((os) => os.map((o) => o.value).filter(Boolean));
+}
 
 test('more GPUs than the cluster has is refused next to the field, in the browser and by the server', async () => {
   const page = await rui.context.newPage();
@@ -187,7 +186,7 @@ async function openMarked(path) {
   return page;
 }
 
-test('an admin approves both; the worker opens two branches holding exactly the previewed files', async () => {
+test('an admin approves the workspace; the worker opens a branch holding exactly the previewed files', async () => {
   // Rui watches his request while Ada decides: the page follows it by itself.
   const watching = await openMarked(`/requests/${requests.gpu}`);
   assert.equal(await stateOf(watching), 'awaiting_approval');
@@ -199,7 +198,7 @@ test('an admin approves both; the worker opens two branches holding exactly the 
   assert.equal(first, 'awaiting_approval');
   await page.screenshot({ path: `${SHOTS}selfservice-requests.png`, fullPage: true });
 
-  for (const id of [requests.gpu, requests.pg]) {
+  for (const id of [requests.gpu]) {
     await page.goto(`${portal.url}/requests/${id}`, { waitUntil: 'load' });
     await waitForHydration(page);
     await page.locator('button.approve').click();
@@ -218,7 +217,7 @@ test('an admin approves both; the worker opens two branches holding exactly the 
   const branches = git('branch', '--list', 'mirante/*', '--format=%(refname:short)')
     .split('\n')
     .filter(Boolean);
-  assert.equal(branches.length, 2, `branches: ${branches}`);
+  assert.equal(branches.length, 1, `branches: ${branches}`);
   for (const [key, id] of Object.entries(requests)) {
     const branch = branches.find((b) => b.startsWith(`mirante/${id}-`));
     assert.ok(branch, `a branch mirante/${id}-<slug> in ${branches}`);
@@ -276,6 +275,40 @@ test('the admin merges one request after a confirmation that names what is merge
   await resources.close();
 });
 
+test("once the workspace is merged, Rui's database form offers its namespace and only it", async () => {
+  const page = await rui.context.newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${portal.url}/self-service/postgres-cnpg`, { waitUntil: 'load' });
+  await waitForHydration(page);
+  assert.deepEqual(await namespaceChoices(page), ['ws-nlp']);
+  previews.pg = await fillAndPreview(page, 'postgres-cnpg', {
+    name: 'appdb',
+    namespace: 'ws-nlp',
+    databases: 'app',
+  });
+  const kinds = Object.values(previews.pg).join('\n');
+  assert.match(kinds, /kind: Cluster/);
+  assert.doesNotMatch(kinds, /password:/i, 'no password in the files');
+  requests.pg = await submit(page);
+  assert.equal(await stateOf(page), 'awaiting_approval');
+  // Someone else's namespace, sent without the form, is refused by the server.
+  const res = await page.goto(
+    `${portal.url}/self-service/postgres-cnpg/preview?name=x&namespace=kube-system&databases=app`,
+    { waitUntil: 'load' },
+  );
+  assert.equal(res.status(), 422);
+  assert.ok(await page.locator('[data-field="namespace"] .field-error').count());
+  assert.deepEqual(errors, []);
+  await page.close();
+
+  const admin = await ada.context.newPage();
+  await admin.goto(`${portal.url}/requests/${requests.pg}`, { waitUntil: 'load' });
+  await waitForHydration(admin);
+  await admin.locator('button.approve').click();
+  await waitForState(admin, requests.pg, 'proposed');
+  await admin.close();
+});
+
 test('a second 1-GPU workspace on the full cluster is refused with the numbers', async () => {
   const page = await ada.context.newPage();
   // nlp's workspace, merged above, holds gpu-sp-01's only GPU.
@@ -318,7 +351,7 @@ test('the request form works without JavaScript: preview, submit, request page',
     // A database: the cluster's only GPU is taken by now.
     await page.goto(`${portal.url}/self-service/postgres-cnpg`, { waitUntil: 'load' });
     await page.locator('[name="name"]').fill('offline');
-    await page.locator('[name="namespace"]').fill('ws-nlp');
+    await page.locator('[name="namespace"]').selectOption('ws-nlp');
     await page.locator('[name="databases"]').fill('app');
     await page.locator('form.ss-form button[type="submit"]').click();
     await page.waitForURL(/\/preview\?/);

@@ -1,5 +1,5 @@
 //! `cargo xtask manifests`: renders every Kustomize overlay under deploy/kubernetes/overlays
-//! and checks it, with the Argo CD Applications, against Kubernetes' strict schemas (PyPI's
+//! and checks it, with the Argo CD Applications (and the demo monorepo's ApplicationSets), against Kubernetes' strict schemas (PyPI's
 //! kubernetes-validate), the CloudNativePG and Argo CD CRDs (npm's @kubernetes-models) and
 //! what docs/operations.md promises (deploy/kubernetes/test/check.py).
 //!
@@ -72,6 +72,13 @@ pub fn check() -> Result<()> {
         .collect::<Result<_, _>>()?;
     applications.sort();
     files.extend(applications);
+    // The demo monorepo's Argo CD ApplicationSets, which deploy what self-service merges.
+    let mut sets: Vec<_> = fs::read_dir("demo-monorepo/argocd")
+        .context("reading demo-monorepo/argocd")?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()?;
+    sets.sort();
+    files.extend(sets);
 
     let mut cmd = Command::new("python3");
     cmd.arg(root.join("test/check.py"))

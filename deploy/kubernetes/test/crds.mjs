@@ -5,12 +5,14 @@ import { Cluster } from "@kubernetes-models/cloudnative-pg/postgresql.cnpg.io/v1
 import { ScheduledBackup } from "@kubernetes-models/cloudnative-pg/postgresql.cnpg.io/v1/ScheduledBackup";
 import { Application } from "@kubernetes-models/argo-cd/argoproj.io/v1alpha1/Application";
 import { AppProject } from "@kubernetes-models/argo-cd/argoproj.io/v1alpha1/AppProject";
+import { ApplicationSet } from "@kubernetes-models/argo-cd/argoproj.io/v1alpha1/ApplicationSet";
 
 const models = {
   "postgresql.cnpg.io/v1 Cluster": Cluster,
   "postgresql.cnpg.io/v1 ScheduledBackup": ScheduledBackup,
   "argoproj.io/v1alpha1 Application": Application,
   "argoproj.io/v1alpha1 AppProject": AppProject,
+  "argoproj.io/v1alpha1 ApplicationSet": ApplicationSet,
 };
 
 const chunks = [];

@@ -99,6 +99,8 @@ fn catalog() -> CatalogContext {
             capacity: Some(1),
             kubernetes: None,
         }],
+        namespaces: Vec::new(),
+        any_namespace: false,
     }
 }
 
@@ -466,4 +468,44 @@ mod properties {
             }
         }
     }
+}
+
+#[test]
+fn a_researcher_picks_one_of_their_own_namespaces_and_an_admin_any_well_formed_one() {
+    let manifest = TemplateManifest {
+        id: "db".into(),
+        target: "databases/{{ namespace }}".into(),
+        parameters: vec![Parameter {
+            required: true,
+            format: Some(Format::DnsLabel),
+            options: Some(OptionSource::OwnNamespaces),
+            ..param("namespace", ParamType::String)
+        }],
+        ..workspace()
+    };
+    let mine = vec![CatalogOption {
+        value: "ws-nlp".into(),
+        label: "ws-nlp".into(),
+        detail: "gpu-sp-01".into(),
+        capacity: None,
+        kubernetes: None,
+    }];
+    let researcher = catalog().with_namespaces(Some(mine));
+    let admin = catalog().with_namespaces(None);
+    let ns = |n: &str| json!({ "namespace": n });
+
+    assert!(validate(&manifest, &ns("ws-nlp"), &researcher).is_ok());
+    for other in ["kube-system", "ws-someone-else"] {
+        assert_eq!(
+            codes(validate(&manifest, &ns(other), &researcher)),
+            [("namespace".to_owned(), ErrorCode::NotAnOption)],
+            "{other}"
+        );
+    }
+    assert!(validate(&manifest, &ns("kube-system"), &admin).is_ok());
+    assert_eq!(
+        codes(validate(&manifest, &ns("Not A Label"), &admin)),
+        [("namespace".to_owned(), ErrorCode::NotDnsLabel)],
+        "any namespace, but still a namespace"
+    );
 }

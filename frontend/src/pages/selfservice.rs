@@ -500,7 +500,7 @@ fn Field(
     let n = name.clone();
     let on_input = move |ev: leptos::ev::Event| on_change.run((n.clone(), event_target_value(&ev)));
     let input = match (p.kind, p.options, &p.choices) {
-        (ParamType::String, Some(source), _) => {
+        (ParamType::String, Some(source), _) if catalog.is_closed(source) => {
             let options = catalog.options(source).to_vec();
             view! {
                 <select

@@ -127,6 +127,8 @@ fn try_render(args: &RenderArgs) -> Result<(), Vec<String>> {
             email: None,
         },
         now: args.now.unwrap_or_else(Utc::now),
+        // No requester's workspaces behind a local render: any namespace.
+        namespaces: None,
     };
     let rendered = template.render(&values, &ctx).map_err(|e| match e {
         RenderError::Invalid(errors) => {

@@ -220,6 +220,16 @@ impl SelfServiceData for UiSelfService {
             .template_for(principal, id)
             .await
             .map_err(refusal)?;
+        // Whose namespaces the form offers: the caller's workspaces (admins type any).
+        let namespaces = if crate::app::selfservice::service::uses_own_namespaces(&detail.manifest)
+        {
+            self.service
+                .own_namespaces(principal)
+                .await
+                .map_err(refusal)?
+        } else {
+            None
+        };
         let capacity = if capacity::gpu_parameters(&detail.manifest).is_some() {
             // Best effort: the form still works (and the server still checks) without it.
             self.gpu_capacity(caller).await.unwrap_or_default()
@@ -229,7 +239,8 @@ impl SelfServiceData for UiSelfService {
         Ok(TemplateForm {
             card: card(detail.summary),
             manifest: detail.manifest,
-            catalog: CatalogContext::from_snapshot(&self.catalog.current().snapshot),
+            catalog: CatalogContext::from_snapshot(&self.catalog.current().snapshot)
+                .with_namespaces(namespaces),
             capacity,
         })
     }

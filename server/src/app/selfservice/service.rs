@@ -737,6 +737,11 @@ impl SelfService {
                 email: viewer.email.clone(),
             },
             now: render_time(input.at)?,
+            namespaces: if uses_own_namespaces(template.manifest()) {
+                self.own_namespaces(principal).await?
+            } else {
+                None
+            },
         };
         let rendered = template.render(&input.values, &ctx).map_err(|e| match e {
             RenderError::Invalid(fields) => ServiceError::Invalid(fields),
@@ -1203,6 +1208,16 @@ impl SelfService {
             tracing::error!(%error, audit.action = action, "cannot write the audit entry");
         }
     }
+}
+
+/// Whether a parameter of `manifest` takes one of the requester's own namespaces.
+pub(crate) fn uses_own_namespaces(
+    manifest: &mirante_domain::selfservice::TemplateManifest,
+) -> bool {
+    manifest
+        .parameters
+        .iter()
+        .any(|p| p.options == Some(mirante_domain::selfservice::OptionSource::OwnNamespaces))
 }
 
 #[cfg(test)]

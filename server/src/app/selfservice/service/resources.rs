@@ -5,11 +5,12 @@
 use std::collections::{BTreeSet, HashMap};
 
 use mirante_domain::KubernetesAccess;
-use mirante_domain::access::{self, Principal};
+use mirante_domain::access::{self, Principal, Role};
 use mirante_domain::request::RequestState;
 use mirante_domain::resource::{
     self, Access, OnBase, RequestFacts, Resource, ResourceFilter, ResourceState,
 };
+use mirante_domain::selfservice::CatalogOption;
 use serde_json::Value as Json;
 
 use super::{SelfService, ServiceError};
@@ -244,4 +245,66 @@ fn access_for(r: &RequestRecord, cluster: Option<(&str, &KubernetesAccess)>) -> 
         }
     }
     access
+}
+
+impl SelfService {
+    /// The namespaces the caller may put things in through an `own-namespaces` parameter:
+    /// `None` (any) for an admin; for anyone else the namespaces their own workspaces made —
+    /// a resource whose files create the `Namespace` — that are on the base branch (merged,
+    /// or being applied), with the cluster each is on.
+    pub async fn own_namespaces(
+        &self,
+        principal: &Principal,
+    ) -> Result<Option<Vec<CatalogOption>>, ServiceError> {
+        if principal.viewer.role == Role::Admin {
+            return Ok(None);
+        }
+        let mine: Vec<Resource> = self
+            .resources(principal, &ResourceFilter::default())
+            .await?
+            .into_iter()
+            .filter(|r| {
+                r.owner_user_id == principal.user_id
+                    && matches!(
+                        r.state,
+                        ResourceState::Merged
+                            | ResourceState::Syncing
+                            | ResourceState::Live
+                            | ResourceState::Degraded
+                    )
+            })
+            .collect();
+        let mut out: Vec<CatalogOption> = Vec::new();
+        for r in &mine {
+            let Some(namespace) = &r.namespace else {
+                continue;
+            };
+            let rows = self
+                .db
+                .requests_of_kind(RequestKind::Template, Some(&r.target), MAX_REQUESTS)
+                .await?;
+            let creates = rows.iter().any(|q| {
+                q.state == RequestState::Merged
+                    && yaml_documents(q).iter().any(|d| {
+                        d["kind"] == "Namespace" && d["metadata"]["name"] == namespace.as_str()
+                    })
+            });
+            if creates && !out.iter().any(|o| &o.value == namespace) {
+                let cluster = r.cluster.clone().unwrap_or_default();
+                out.push(CatalogOption {
+                    value: namespace.clone(),
+                    label: if cluster.is_empty() {
+                        namespace.clone()
+                    } else {
+                        format!("{namespace} ({cluster})")
+                    },
+                    detail: cluster,
+                    capacity: None,
+                    kubernetes: None,
+                });
+            }
+        }
+        out.sort_by(|a, b| a.value.cmp(&b.value));
+        Ok(Some(out))
+    }
 }

@@ -163,6 +163,9 @@ pub struct RenderContext<'a> {
     /// When; templates see it as `now` (RFC 3339) and `today` (`YYYY-MM-DD`), and
     /// `date_after_days(n)` counts from it.
     pub now: DateTime<Utc>,
+    /// The namespaces an `own-namespaces` parameter may take (the requester's workspaces);
+    /// `None`: any (an admin, or a render with no requester behind it).
+    pub namespaces: Option<Vec<mirante_domain::selfservice::CatalogOption>>,
 }
 
 /// The person a request is made for, as templates see it (`requester.username`, …).

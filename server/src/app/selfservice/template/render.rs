@@ -389,7 +389,8 @@ pub(super) fn render(
     ctx: &RenderContext<'_>,
 ) -> Result<Rendered, RenderError> {
     let manifest = &template.manifest;
-    let catalog = CatalogContext::from_snapshot(ctx.catalog);
+    let catalog =
+        CatalogContext::from_snapshot(ctx.catalog).with_namespaces(ctx.namespaces.clone());
     let normalized = validate(manifest, values, &catalog).map_err(RenderError::Invalid)?;
 
     // The chosen catalog option of each parameter that has options.

@@ -26,6 +26,7 @@ fn ctx() -> RenderContext<'static> {
             email: Some("alice@example.org".into()),
         },
         now: Utc.with_ymd_and_hms(2026, 11, 30, 12, 0, 0).unwrap(),
+        namespaces: None,
     }
 }
 
