@@ -16,7 +16,9 @@
 //!
 //! A folder whose requests were all rejected, closed or failed before any merge never became a
 //! resource and is not listed. `syncing`, `live` and `degraded` come from following the
-//! deployment (Argo CD); without it a merged resource stays `merged`.
+//! deployment (Argo CD; the rules are [`crate::deployment`], the server applies them to a
+//! merged resource and fills [`Resource::deployment`]); without it a merged resource stays
+//! `merged` and its note says why.
 
 use std::{collections::BTreeMap, fmt};
 

@@ -261,3 +261,142 @@ impl Db {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use mirante_domain::monorepo::FileChange;
+    use mirante_domain::request::RequestEvent;
+    use secrecy::SecretString;
+
+    use super::*;
+    use crate::adapters::db::requests::{Author, Change, NewRequest};
+
+    /// A database with one merged template request; its id.
+    async fn merged_request() -> (Db, i64) {
+        let db = Db::connect(&SecretString::from("sqlite::memory:"), 1)
+            .await
+            .unwrap();
+        db.migrate().await.unwrap();
+        let user_id = db
+            .upsert_user(&crate::adapters::db::NewUser {
+                issuer: "dev",
+                subject: "rui",
+                username: "rui",
+                name: "Rui Researcher",
+                email: None,
+                groups: &[],
+                at: Utc::now(),
+            })
+            .await
+            .unwrap();
+        let author = Author {
+            user_id,
+            username: "rui".into(),
+            name: "Rui Researcher".into(),
+            email: None,
+        };
+        let files = [FileChange {
+            path: "ws/nlp/namespace.yaml".into(),
+            content: "kind: Namespace\n".into(),
+        }];
+        let r = db
+            .insert_request(&NewRequest {
+                template: "gpu-workspace",
+                template_title: "GPU workspace",
+                values: &serde_json::json!({}),
+                files: &files,
+                target: "ws/nlp",
+                slug: "nlp",
+                author: &author,
+                needs_approval: false,
+                at: Utc::now(),
+            })
+            .await
+            .unwrap();
+        let system = Change {
+            actor: "system",
+            pull_request: Some((1, "http://portal.test/requests/1")),
+            ..Change::default()
+        };
+        for event in [
+            RequestEvent::StartProposing,
+            RequestEvent::Propose,
+            RequestEvent::Merge,
+        ] {
+            db.transition_request(r.id, event, &system, Utc::now())
+                .await
+                .unwrap();
+        }
+        (db, r.id)
+    }
+
+    #[tokio::test]
+    async fn a_merged_request_is_followed_once_and_each_step_is_written_once() {
+        let (db, id) = merged_request().await;
+        assert_eq!(db.merged_unfollowed(10).await.unwrap()[0].request_id, id);
+        let now = Utc::now();
+        db.start_deployment(id, "abc", now).await.unwrap();
+        db.start_deployment(id, "other", now).await.unwrap();
+        assert!(db.merged_unfollowed(10).await.unwrap().is_empty());
+        let due = db
+            .due_deployments(now.timestamp_millis(), 10)
+            .await
+            .unwrap();
+        assert_eq!(
+            (due.len(), due[0].merge_commit.as_str(), due[0].state),
+            (1, "abc", ResourceState::Merged)
+        );
+
+        // Two replicas read the row in the same state and both saw it syncing.
+        let seen = Observed {
+            state: ResourceState::Syncing,
+            application: "ws-nlp",
+            revision: Some("old"),
+            message: Some("OutOfSync"),
+        };
+        let first = db.record_deployment(&due[0], &seen, now, 0).await.unwrap();
+        let second = db.record_deployment(&due[0], &seen, now, 0).await.unwrap();
+
+        assert!(
+            first && !second,
+            "the second writer's compare-and-set misses"
+        );
+        let steps: Vec<_> = db
+            .transitions(id)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter_map(|t| t.deployment.map(|d| (d, t.actor, t.comment)))
+            .collect();
+        assert_eq!(
+            steps,
+            [(
+                ResourceState::Syncing,
+                ARGOCD_ACTOR.to_owned(),
+                Some("OutOfSync".to_owned())
+            )]
+        );
+
+        // An error keeps the state and counts; the next answer clears it.
+        db.deployment_error(id, "cannot reach Argo CD", 1, now, 5)
+            .await
+            .unwrap();
+        let failed = db.deployments(Some("ws/nlp")).await.unwrap().remove(0);
+        assert_eq!(
+            (failed.state, failed.failures, failed.last_error.as_deref()),
+            (ResourceState::Syncing, 1, Some("cannot reach Argo CD"))
+        );
+        let live = Observed {
+            state: ResourceState::Live,
+            revision: Some("abc"),
+            message: None,
+            ..seen
+        };
+        assert!(db.record_deployment(&failed, &live, now, 0).await.unwrap());
+        let after = db.deployments(None).await.unwrap().remove(0);
+        assert_eq!(
+            (after.state, after.failures, after.last_error),
+            (ResourceState::Live, 0, None)
+        );
+    }
+}
