@@ -5,6 +5,7 @@
 
 pub mod access;
 pub mod capacity;
+pub mod deployment;
 pub mod diagnostic;
 pub mod history;
 pub mod link;

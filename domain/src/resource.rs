@@ -16,7 +16,9 @@
 //!
 //! A folder whose requests were all rejected, closed or failed before any merge never became a
 //! resource and is not listed. `syncing`, `live` and `degraded` come from following the
-//! deployment (Argo CD); without it a merged resource stays `merged`.
+//! deployment (Argo CD; the rules are [`crate::deployment`], the server applies them to a
+//! merged resource and fills [`Resource::deployment`]); without it a merged resource stays
+//! `merged` and its note says why.
 
 use std::{collections::BTreeMap, fmt};
 
@@ -132,10 +134,59 @@ pub struct Resource {
     pub expires: Option<String>,
     /// How to reach it, once it exists.
     pub access: Option<Access>,
-    /// Why the state may be out of date (the base branch could not be read), when it may.
+    /// Why the state may be out of date or cannot say more (the base branch could not be
+    /// read; Argo CD is not configured, cannot be reached, or says why it is not live), when
+    /// it may.
     pub note: Option<String>,
+    /// Its deployment after the merge, once merged: whether it is followed and what Argo CD
+    /// last said.
+    #[serde(default)]
+    pub deployment: Option<Deployment>,
     /// When it was first asked for (RFC 3339, UTC).
     pub created_at: String,
+}
+
+/// A merged resource's deployment, as followed in Argo CD.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Deployment {
+    /// Whether the portal follows it: `false` when Argo CD is not configured, and the resource
+    /// then stays `merged`.
+    pub followed: bool,
+    /// The Argo CD Application that deploys the folder, once found.
+    pub application: Option<String>,
+    /// The commit of the base branch that must be deployed (the merge, or the base branch's
+    /// head when the merge was first followed, where the forge does not tell the merge).
+    pub merge_commit: Option<String>,
+    /// The revision Argo CD last reported for the Application.
+    pub revision: Option<String>,
+    /// What Argo CD said: why it is degraded, or why it is still syncing.
+    pub message: Option<String>,
+    /// The last error asking Argo CD (down, refusing the token, no Application for the
+    /// folder); cleared by the next good answer.
+    pub error: Option<String>,
+    /// When Argo CD was last asked (RFC 3339, UTC).
+    pub checked_at: Option<String>,
+}
+
+/// The note of a merged resource whose deployment is not followed.
+pub const NOT_FOLLOWED_NOTE: &str = "Argo CD is not configured (MIRANTE_ARGOCD_URL), so the portal cannot tell whether the files are applied on the cluster";
+
+impl Deployment {
+    /// What a reader is told about it, in one English sentence, when there is something to
+    /// tell (the API's `note`; the UI says the same from the fields, in the reader's language).
+    pub fn note(&self) -> Option<String> {
+        if !self.followed {
+            return Some(NOT_FOLLOWED_NOTE.to_owned());
+        }
+        match (&self.error, &self.message) {
+            (Some(e), _) => Some(format!("cannot follow the deployment: {e}")),
+            (None, Some(m)) => Some(m.clone()),
+            (None, None) if self.checked_at.is_none() => {
+                Some("waiting for the first answer of Argo CD".to_owned())
+            }
+            (None, None) => None,
+        }
+    }
 }
 
 /// How to reach a resource: commands to copy, with what they need.
@@ -226,6 +277,7 @@ pub fn resources(
             expires: current.expires.clone(),
             access: None,
             note,
+            deployment: None,
             created_at: first.created_at.clone(),
         });
     }

@@ -37,8 +37,10 @@
 //! | `probe_timeout_secs`    | `MIRANTE_PROBE_TIMEOUT_SECS`   | `10`                                 |
 //! | `probe_concurrency`     | `MIRANTE_PROBE_CONCURRENCY`    | `8`                                  |
 //! | `probe_allow`           | `MIRANTE_PROBE_ALLOW`          | empty: probes never reach loopback, link-local (cloud metadata) or unspecified addresses; comma-separated host names, addresses and networks (`localhost,169.254.0.0/16`) they may reach |
-//! | `argocd_url`            | `MIRANTE_ARGOCD_URL`           | unset: Argo CD evidence is not read  |
+//! | `argocd_url`            | `MIRANTE_ARGOCD_URL`           | unset: Argo CD evidence is not read and merged resources are not followed past the merge |
 //! | `argocd_token`          | `MIRANTE_ARGOCD_TOKEN`         | required with `argocd_url` (secret)  |
+//! | `argocd_poll_secs`      | `MIRANTE_ARGOCD_POLL_SECS`     | `15`: how often deployments on their way are checked in Argo CD, and the first wait after an error |
+//! | `argocd_poll_max_secs`  | `MIRANTE_ARGOCD_POLL_MAX_SECS` | `600`: the longest wait after errors in a row, and between two checks of a live or degraded resource |
 //! | `metrics_bind`          | `MIRANTE_METRICS_BIND`         | unset: no metrics listener (e.g. `127.0.0.1:9464`: Prometheus text on `/metrics`) |
 //!
 //! The file is read from `MIRANTE_CONFIG` when set (and must then exist), otherwise from
@@ -105,6 +107,8 @@ const ENV_KEYS: &[&str] = &[
     "probe_allow",
     "argocd_url",
     "argocd_token",
+    "argocd_poll_secs",
+    "argocd_poll_max_secs",
     "metrics_bind",
 ];
 
@@ -240,9 +244,25 @@ pub struct Config {
     /// An Argo CD API token (a project or account token with read access to applications).
     #[serde(default)]
     pub argocd_token: Option<SecretString>,
+    /// Seconds between two checks in Argo CD of deployments on their way (at least 1), and
+    /// the first wait after an error.
+    #[serde(default = "default_argocd_poll_secs")]
+    pub argocd_poll_secs: u64,
+    /// The longest wait after errors in a row, and between two checks of a settled (live or
+    /// degraded) deployment.
+    #[serde(default = "default_argocd_poll_max_secs")]
+    pub argocd_poll_max_secs: u64,
     /// Where `/metrics` is served, apart from the public listener; none when unset.
     #[serde(default)]
     pub metrics_bind: Option<SocketAddr>,
+}
+
+fn default_argocd_poll_secs() -> u64 {
+    15
+}
+
+fn default_argocd_poll_max_secs() -> u64 {
+    600
 }
 
 fn default_probe_interval_secs() -> u64 {
@@ -361,6 +381,8 @@ impl Default for Config {
             probe_allow: String::new(),
             argocd_url: None,
             argocd_token: None,
+            argocd_poll_secs: default_argocd_poll_secs(),
+            argocd_poll_max_secs: default_argocd_poll_max_secs(),
             metrics_bind: None,
         }
     }
@@ -611,6 +633,8 @@ impl Config {
             probe_concurrency: self.probe_concurrency,
             probe_allow: &self.probe_allow,
             argocd_url: self.argocd_url.as_deref(),
+            argocd_poll_secs: self.argocd_poll_secs,
+            argocd_poll_max_secs: self.argocd_poll_max_secs,
             metrics_bind: self.metrics_bind,
         };
         let mut out =
@@ -682,6 +706,8 @@ struct Printable<'a> {
     probe_allow: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     argocd_url: Option<&'a str>,
+    argocd_poll_secs: u64,
+    argocd_poll_max_secs: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     metrics_bind: Option<SocketAddr>,
 }
@@ -738,6 +764,8 @@ impl fmt::Debug for Config {
                 "argocd_token",
                 &self.argocd_token.as_ref().map(|_| REDACTED),
             )
+            .field("argocd_poll_secs", &self.argocd_poll_secs)
+            .field("argocd_poll_max_secs", &self.argocd_poll_max_secs)
             .field("metrics_bind", &self.metrics_bind)
             .finish()
     }

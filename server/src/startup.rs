@@ -9,12 +9,14 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
+    adapters::argocd::ArgoClient,
     adapters::db::Db,
     adapters::session_store::DbSessionStore,
     app::catalog::CatalogStore,
     app::probes,
     app::selfservice::{
         self,
+        deployments::{FollowSettings, Follower},
         service::SelfService,
         template::TemplateSet,
         worker::{Worker, WorkerSettings},
@@ -37,6 +39,7 @@ pub struct Application {
     router: Router,
     sessions: DbSessionStore,
     checker: probes::Checker,
+    follower: Option<Arc<Follower>>,
     metrics: Option<metrics::MetricsListener>,
 }
 
@@ -131,8 +134,27 @@ impl Application {
         if !folder.is_empty() {
             selfservice = selfservice.with_monorepo_templates(folder.to_owned());
         }
-        let selfservice = Arc::new(selfservice);
         let checker = probes::Checker::from_config(&config)?;
+        // With Argo CD configured, merged resources are followed past the merge.
+        let follower = match probes::argocd_settings(&config)? {
+            Some(argocd) => {
+                let client = ArgoClient::new(
+                    argocd,
+                    Duration::from_secs(config.probe_timeout_secs.max(1)),
+                )
+                .context("cannot build the HTTP client for Argo CD")?;
+                let follower = Arc::new(Follower::new(
+                    db.clone(),
+                    Arc::clone(worker.forge()),
+                    client,
+                    FollowSettings::from_config(&config),
+                ));
+                selfservice = selfservice.with_follower(Arc::clone(&follower));
+                Some(follower)
+            }
+            None => None,
+        };
+        let selfservice = Arc::new(selfservice);
         let state = AppState {
             probes: Arc::new(probes::ProbeBoard::default()),
             config: Arc::new(config),
@@ -146,6 +168,7 @@ impl Application {
         let router = app(&state, session_layer);
         Ok(Application {
             checker,
+            follower,
             listener,
             addr,
             state,
@@ -198,6 +221,9 @@ impl Application {
             tokio::spawn(Arc::clone(provider).keep_fresh(background.clone()));
         }
         self.state.worker.spawn(background.clone());
+        if let Some(follower) = &self.follower {
+            follower.spawn(background.clone());
+        }
         if let Some(listener) = self.metrics {
             listener.spawn(Arc::clone(&self.state.catalog), background.clone());
         }

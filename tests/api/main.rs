@@ -9,6 +9,7 @@
 #[macro_use]
 mod helpers;
 
+mod argocd;
 mod auth;
 mod capacity;
 mod catalog;

@@ -87,7 +87,15 @@ on_both_databases! {
         app.post_json(&app.client, &format!("/api/v1/requests/{id}/merge"), &json!({}), 200).await;
         let merged = app.get_json_as(&rui, &format!("/api/v1/resources/{id}"), 200).await;
         assert_eq!(merged["state"], "merged", "{merged}");
-        assert_eq!(merged["note"], Value::Null);
+        // Without Argo CD the portal cannot tell more, and says so.
+        assert_eq!(merged["deployment"], json!({
+            "followed": false, "application": null, "merge_commit": null, "revision": null,
+            "message": null, "error": null, "checked_at": null
+        }));
+        assert_eq!(
+            merged["note"],
+            "Argo CD is not configured (MIRANTE_ARGOCD_URL), so the portal cannot tell whether the files are applied on the cluster"
+        );
         let commands: Vec<&str> = merged["access"]["commands"]
             .as_array()
             .unwrap()

@@ -382,6 +382,7 @@ mod tests {
             expires: None,
             access: None,
             note: None,
+            deployment: None,
             created_at: String::new(),
         };
         let gpu = |id: &str, total, free| super::super::selfservice::GpuCapacity {

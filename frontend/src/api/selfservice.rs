@@ -161,6 +161,9 @@ pub struct TimelineStep {
     /// Why an approval handed out more GPUs than the cluster had free, if it did.
     #[serde(default)]
     pub overcommit_reason: Option<String>,
+    /// For a step of the deployment after the merge: the state the resource reached.
+    #[serde(default)]
+    pub deployment: Option<mirante_domain::resource::ResourceState>,
 }
 
 /// A file of a request.

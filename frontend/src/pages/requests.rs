@@ -14,6 +14,7 @@ use crate::{
     },
     components::{LoadError, Loading, NotFound, refresh_while},
     i18n::{t, t_args, use_i18n},
+    pages::resources::resource_state_key,
     pages::selfservice::{RequestStateBadge, request_state_key, short_time},
 };
 
@@ -355,8 +356,15 @@ fn RequestBody(
                         .into_iter()
                         .map(|step| {
                             view! {
-                                <li data-state=step.to.as_str()>
-                                    <RequestStateBadge state=step.to/>
+                                <li data-state=step.to.as_str() data-deployment=step.deployment.map(|d| d.as_str())>
+                                    {match step.deployment {
+                                        Some(d) => view! {
+                                            <span class=format!("badge res-state res-{}", d.as_str()) data-state=d.as_str()>
+                                                {move || t(i18n.lang(), resource_state_key(d))}
+                                            </span>
+                                        }.into_any(),
+                                        None => view! { <RequestStateBadge state=step.to/> }.into_any(),
+                                    }}
                                     <span class="when">{short_time(&step.at)}</span>
                                     <span class="who">{step.actor.clone()}</span>
                                     {step.comment.clone().map(|c| view! { <p class="comment">{c}</p> })}

@@ -3,7 +3,8 @@
 
 use leptos::prelude::*;
 use leptos_meta::Title;
-use mirante_domain::resource::{Resource as PortalResource, ResourceState};
+use mirante_domain::deployment::short;
+use mirante_domain::resource::{Deployment, Resource as PortalResource, ResourceState};
 
 use crate::{
     api::selfservice::list_resources,
@@ -153,7 +154,12 @@ fn ResourceList(rows: Vec<PortalResource>) -> impl IntoView {
                                         .collect_view()}
                                 </dd>
                             </dl>
-                            {r.note.clone().map(|n| view! { <p class="muted note">{n}</p> })}
+                            {r.deployment.clone().map(|d| view! { <DeploymentFacts d/> })}
+                            {r
+                                .note
+                                .clone()
+                                .filter(|n| r.deployment.as_ref().and_then(Deployment::note).as_ref() != Some(n))
+                                .map(|n| view! { <p class="muted note">{n}</p> })}
                             {match r.access.clone() {
                                 Some(access) => view! {
                                     <div class="resource-access">
@@ -187,6 +193,44 @@ fn ResourceList(rows: Vec<PortalResource>) -> impl IntoView {
                 .collect_view()}
         </ul>
     }
+}
+
+/// A merged resource's deployment: the Argo CD application and revision, and what Argo CD
+/// said or why the portal cannot tell, in the reader's language (Argo CD's own words as
+/// they came).
+#[component]
+fn DeploymentFacts(d: Deployment) -> impl IntoView {
+    let i18n = use_i18n();
+    if !d.followed {
+        return view! {
+            <p class="muted note deployment" data-deployment="not-followed">{i18n.tr("res-deploy-not-followed")}</p>
+        }
+        .into_any();
+    }
+    let said = match (d.error.clone(), d.message.clone()) {
+        (Some(e), _) => Some(view! {
+            <p class="note error" data-deployment="error">{i18n.tr("res-deploy-error")}" "{e}</p>
+        }.into_any()),
+        (None, Some(m)) => Some(view! {
+            <p class="note" data-deployment="message">{i18n.tr("res-deploy-says")}" "{m}</p>
+        }.into_any()),
+        (None, None) if d.checked_at.is_none() => Some(view! {
+            <p class="muted note" data-deployment="waiting">{i18n.tr("res-deploy-waiting")}</p>
+        }.into_any()),
+        (None, None) => None,
+    };
+    view! {
+        <div class="deployment">
+            {d.application.clone().map(|app| view! {
+                <p class="muted">
+                    {i18n.tr("res-deploy-app")}" "<code>{app}</code>
+                    {d.revision.clone().map(|rev| view! { " "{i18n.tr("res-deploy-at")}" "<code>{short(&rev).to_owned()}</code> })}
+                </p>
+            })}
+            {said}
+        </div>
+    }
+    .into_any()
 }
 
 /// What the owner waits for while a resource has no way in yet.

@@ -7,22 +7,25 @@
 //! ([`ProbeBoard`]); `GET /api/v1/probes` lists them and failed ones become lint findings.
 //!
 //! Probes follow at most [`MAX_REDIRECTS`] redirects and fail on a loop; they send no cookies
-//! and keep none, use no proxy, and never reach an internal address ([`guard`]). Argo CD is read at `GET /api/v1/applications/{name}` with a Bearer token.
+//! and keep none, use no proxy, and never reach an internal address ([`guard`]). Argo CD is read at
+//! `GET /api/v1/applications/{name}` with a Bearer token, through `adapters::argocd`.
 
 use std::{sync::Arc, time::Duration};
 
 use arc_swap::ArcSwap;
 use chrono::{DateTime, Utc};
 use mirante_domain::{Catalog, Evidence, State, lint::LiveFailure};
-use reqwest::{StatusCode, redirect};
-use secrecy::{ExposeSecret, SecretString};
-use serde::{Deserialize, Serialize};
+use reqwest::redirect;
+use serde::Serialize;
 use tokio::{sync::Semaphore, task::JoinSet, time::Instant};
 use tokio_util::sync::CancellationToken;
 use url::Url;
 use utoipa::ToSchema;
 
+use crate::adapters::argocd::{ArgoClient, ArgoSettingsError};
 use crate::{app::catalog::CatalogStore, config::Config};
+
+pub use crate::adapters::argocd::ArgoCd;
 
 pub mod guard;
 
@@ -182,22 +185,14 @@ pub fn targets(catalog: &Catalog, with_argocd: bool) -> Vec<Target> {
     out
 }
 
-/// Where Argo CD is and how to sign in to it.
-#[derive(Clone)]
-pub struct ArgoCd {
-    /// Base address; the API is under `api/v1/`.
-    pub url: Url,
-    /// Bearer token.
-    pub token: SecretString,
-}
-
-impl std::fmt::Debug for ArgoCd {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ArgoCd")
-            .field("url", &self.url.as_str())
-            .field("token", &crate::config::REDACTED)
-            .finish()
-    }
+/// The Argo CD that `MIRANTE_ARGOCD_URL` and `MIRANTE_ARGOCD_TOKEN` name, if any.
+pub fn argocd_settings(config: &Config) -> Result<Option<ArgoCd>, SettingsError> {
+    ArgoCd::from_settings(config.argocd_url.as_deref(), config.argocd_token.as_ref()).map_err(|e| {
+        match e {
+            ArgoSettingsError::Url(url) => SettingsError::ArgocdUrl(url),
+            ArgoSettingsError::Token => SettingsError::ArgocdToken,
+        }
+    })
 }
 
 /// Why the live-check settings cannot work.
@@ -227,13 +222,12 @@ pub struct Checker {
     follow: reqwest::Client,
     /// Follows none: for probes that expect a redirect status.
     no_follow: reqwest::Client,
-    /// Argo CD's, at the address the operator configured: not guarded, follows no redirect.
-    argocd_client: reqwest::Client,
     /// The internal addresses probes may reach anyway.
     allow: Arc<ProbeAllow>,
     timeout: Duration,
     concurrency: usize,
-    argocd: Option<ArgoCd>,
+    /// Argo CD, at the address the operator configured: not guarded, follows no redirect.
+    argocd: Option<ArgoClient>,
 }
 
 impl Checker {
@@ -265,33 +259,16 @@ impl Checker {
                 .redirect(redirect_policy(Arc::clone(&allow)))
                 .build()?,
             no_follow: guarded().redirect(redirect::Policy::none()).build()?,
-            argocd_client: builder().redirect(redirect::Policy::none()).build()?,
             allow,
             timeout,
             concurrency,
-            argocd,
+            argocd: argocd.map(|a| ArgoClient::new(a, timeout)).transpose()?,
         })
     }
 
     /// The checker the configuration describes.
     pub fn from_config(config: &Config) -> Result<Self, SettingsError> {
-        let argocd = match (&config.argocd_url, &config.argocd_token) {
-            (None, _) => None,
-            (Some(_), None) => return Err(SettingsError::ArgocdToken),
-            (Some(_), Some(t)) if t.expose_secret().is_empty() => {
-                return Err(SettingsError::ArgocdToken);
-            }
-            (Some(url), Some(token)) => {
-                let parsed = Url::parse(url)
-                    .ok()
-                    .filter(|u| matches!(u.scheme(), "http" | "https") && u.has_host())
-                    .ok_or_else(|| SettingsError::ArgocdUrl(url.clone()))?;
-                Some(ArgoCd {
-                    url: parsed,
-                    token: token.clone(),
-                })
-            }
-        };
+        let argocd = argocd_settings(config)?;
         Checker::new(
             Duration::from_secs(config.probe_timeout_secs.max(1)),
             config.probe_concurrency,
@@ -399,74 +376,21 @@ impl Checker {
             result.reason = Some("Argo CD is not configured".to_owned());
             return result;
         };
-        let mut url = argocd.url.clone();
-        match url.path_segments_mut() {
-            Ok(mut segments) => {
-                segments
-                    .pop_if_empty()
-                    .extend(["api", "v1", "applications", app]);
-            }
-            Err(()) => {
-                result.reason = Some("the Argo CD address cannot take a path".to_owned());
-                return result;
-            }
-        }
         let started = Instant::now();
-        let answer = self
-            .argocd_client
-            .get(url)
-            .bearer_auth(argocd.token.expose_secret())
-            .header(reqwest::header::ACCEPT, "application/json")
-            .send()
-            .await;
-        let response = match answer {
-            Ok(r) => r,
-            Err(error) => {
-                result.latency_ms = Some(elapsed_ms(started));
-                result.reason = Some(format!("cannot reach Argo CD: {}", self.reason(&error)));
-                return result;
-            }
-        };
-        let status = response.status();
-        result.status = Some(status.as_u16());
-        let body = response.bytes().await;
+        let answer = argocd.application(app).await;
         result.latency_ms = Some(elapsed_ms(started));
-        let body = match body {
-            Ok(b) => b,
+        let application = match answer {
+            Ok(answer) => {
+                result.status = Some(answer.status);
+                answer.body
+            }
             Err(error) => {
-                result.reason = Some(format!(
-                    "cannot read Argo CD's answer: {}",
-                    self.reason(&error)
-                ));
+                result.status = error.status();
+                result.reason = Some(error.to_string());
                 return result;
             }
         };
-        if !status.is_success() {
-            let said = serde_json::from_slice::<ArgoError>(&body)
-                .ok()
-                .and_then(|e| e.message.or(e.error))
-                .filter(|m| !m.trim().is_empty());
-            let what = match status {
-                StatusCode::NOT_FOUND => "application not found in Argo CD".to_owned(),
-                StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => {
-                    format!("Argo CD refused the token (HTTP {})", status.as_u16())
-                }
-                _ => format!("Argo CD answered HTTP {}", status.as_u16()),
-            };
-            result.reason = Some(match said {
-                Some(m) => format!("{what}: {}", one_line(&m)),
-                None => what,
-            });
-            return result;
-        }
-        let application = match serde_json::from_slice::<Application>(&body) {
-            Ok(a) => a,
-            Err(error) => {
-                result.reason = Some(format!("Argo CD's answer is not an application: {error}"));
-                return result;
-            }
-        };
-        let status = application.status.unwrap_or_default();
+        let status = application.status;
         let health = status.health.and_then(|h| h.status);
         let sync = status.sync.and_then(|s| s.status);
         result.ok = health.as_deref() == Some("Healthy") && sync.as_deref() == Some("Synced");
@@ -560,30 +484,6 @@ fn one_line(s: &str) -> String {
 
 fn elapsed_ms(started: Instant) -> u64 {
     u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
-}
-
-/// The parts of Argo CD's `v1alpha1Application` a check reads.
-#[derive(Debug, Deserialize)]
-struct Application {
-    status: Option<AppStatus>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-struct AppStatus {
-    health: Option<StatusField>,
-    sync: Option<StatusField>,
-}
-
-#[derive(Debug, Deserialize)]
-struct StatusField {
-    status: Option<String>,
-}
-
-/// Argo CD's error body (`runtimeError`): `{"error", "code", "message"}`.
-#[derive(Debug, Deserialize)]
-struct ArgoError {
-    error: Option<String>,
-    message: Option<String>,
 }
 
 /// Runs the checks every `interval` (the first run at once) until `stop` is cancelled.

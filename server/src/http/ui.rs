@@ -390,6 +390,7 @@ impl SelfServiceData for UiSelfService {
                     actor: t.actor,
                     comment: t.comment,
                     overcommit_reason: t.overcommit_reason,
+                    deployment: t.deployment,
                 })
                 .collect(),
             can_decide: d.can_decide,

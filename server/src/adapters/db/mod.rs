@@ -17,6 +17,7 @@ macro_rules! on_db {
     };
 }
 
+pub mod deployments;
 pub mod requests;
 
 use std::{str::FromStr, time::Duration};

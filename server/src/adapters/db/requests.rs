@@ -16,6 +16,7 @@ use sqlx::types::Json;
 use crate::adapters::db::{Backend, Db, DbError};
 use mirante_domain::capacity::OverAsk;
 use mirante_domain::monorepo::{FileChange, PullRequestState};
+use mirante_domain::resource::ResourceState;
 
 /// Who made a request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -230,6 +231,9 @@ pub struct TransitionRecord {
     pub comment: Option<String>,
     /// Why an approval overcommitted the cluster's GPUs, if it did.
     pub overcommit_reason: Option<String>,
+    /// For a step of the deployment after the merge (the request stays merged): the state the
+    /// resource reached.
+    pub deployment: Option<ResourceState>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -240,6 +244,7 @@ struct TransitionRow {
     actor: String,
     comment: Option<String>,
     overcommit_reason: Option<String>,
+    deployment: Option<String>,
 }
 
 /// What else a state change writes.
@@ -548,7 +553,7 @@ impl Db {
     /// A request's timeline, oldest first.
     pub async fn transitions(&self, id: i64) -> Result<Vec<TransitionRecord>, DbError> {
         // language=sql
-        let sql = "select from_state, to_state, at, actor, comment, overcommit_reason
+        let sql = "select from_state, to_state, at, actor, comment, overcommit_reason, deployment
                    from request_transition
                    where request_id = $1 order by request_transition_id";
         let rows: Vec<TransitionRow> = on_db!(self, |pool| sqlx::query_as(sql)
@@ -564,6 +569,17 @@ impl Db {
                     actor: r.actor,
                     comment: r.comment,
                     overcommit_reason: r.overcommit_reason,
+                    deployment: r
+                        .deployment
+                        .as_deref()
+                        .map(|d| {
+                            ResourceState::parse(d).ok_or_else(|| {
+                                DbError::Sqlx(sqlx::Error::Decode(
+                                    format!("unknown deployment state `{d}`").into(),
+                                ))
+                            })
+                        })
+                        .transpose()?,
                 })
             })
             .collect()

@@ -181,6 +181,25 @@ impl Forge for LocalForge {
         self.pull_request_of(&row)
     }
 
+    async fn merge_commit(&self, number: u64) -> ForgeResult<Option<String>> {
+        let Ok(id) = i64::try_from(number) else {
+            return Ok(None);
+        };
+        let row = self
+            .db
+            .local_pull_request(id)
+            .await
+            .map_err(|e| ForgeError::Unavailable(format!("database: {e}")))?;
+        Ok(row
+            .filter(|r| r.pr_state() == PullRequestState::Merged)
+            .and_then(|r| r.merge_commit))
+    }
+
+    async fn contains(&self, ancestor: &str, descendant: &str) -> ForgeResult<Option<bool>> {
+        let (a, d) = (ancestor.to_owned(), descendant.to_owned());
+        self.git(move |path| git::contains(path, &a, &d)).await
+    }
+
     async fn merge(&self, number: u64, style: MergeStyle) -> ForgeResult<PullRequest> {
         let id = i64::try_from(number)
             .map_err(|_| ForgeError::NotFound(format!("pull request #{number}")))?;
@@ -533,6 +552,44 @@ mod tests {
             forge.pull_request(b.number).await.unwrap().state,
             PullRequestState::Open
         );
+    }
+
+    #[tokio::test]
+    async fn a_merged_pull_request_tells_its_merge_commit_which_later_commits_contain() {
+        let (_dir, forge) = forge().await;
+        let (a, b) = two_pull_requests(
+            &forge,
+            file("ws/a.yaml", "a: 1\n"),
+            file("ws/b.yaml", "b: 1\n"),
+        )
+        .await;
+        let before = forge.branch_head("main").await.unwrap().unwrap();
+        assert_eq!(forge.merge_commit(a.number).await.unwrap(), None, "open");
+
+        forge
+            .merge(a.number, MergeStyle::MergeCommit)
+            .await
+            .unwrap();
+        let merged_a = forge.merge_commit(a.number).await.unwrap().unwrap();
+        forge
+            .merge(b.number, MergeStyle::MergeCommit)
+            .await
+            .unwrap();
+        let head = forge.branch_head("main").await.unwrap().unwrap();
+
+        assert_eq!(
+            forge.contains(&merged_a, &merged_a).await.unwrap(),
+            Some(true)
+        );
+        assert_eq!(forge.contains(&merged_a, &head).await.unwrap(), Some(true));
+        assert_eq!(
+            forge.contains(&merged_a, &before).await.unwrap(),
+            Some(false)
+        );
+        let unknown = "0123456789abcdef0123456789abcdef01234567";
+        assert_eq!(forge.contains(&merged_a, unknown).await.unwrap(), None);
+        assert_eq!(forge.contains(&merged_a, "main").await.unwrap(), None);
+        assert_eq!(forge.merge_commit(999).await.unwrap(), None);
     }
 
     #[tokio::test]

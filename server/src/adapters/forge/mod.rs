@@ -235,6 +235,22 @@ pub trait Forge: Send + Sync {
     /// The pull request numbered `number`, as it stands now.
     async fn pull_request(&self, number: u64) -> ForgeResult<PullRequest>;
 
+    /// The commit a merged pull request made on its base branch, where the forge tells it;
+    /// `None` when it does not (the hosted forges here: the follower then takes the base
+    /// branch's head when it first sees the merge, which contains it).
+    async fn merge_commit(&self, number: u64) -> ForgeResult<Option<String>> {
+        let _ = number;
+        Ok(None)
+    }
+
+    /// Whether the commit `descendant` contains `ancestor` (is it or descends from it);
+    /// `None` when the forge cannot tell (the hosted forges here, or a commit it does not
+    /// have).
+    async fn contains(&self, ancestor: &str, descendant: &str) -> ForgeResult<Option<bool>> {
+        let _ = (ancestor, descendant);
+        Ok(None)
+    }
+
     /// Merges a pull request from the portal. Only the local forge does this; hosted forges
     /// answer [`ForgeError::Unsupported`] (people merge there).
     async fn merge(&self, number: u64, style: MergeStyle) -> ForgeResult<PullRequest> {

@@ -69,6 +69,26 @@ pub fn branch_head(path: &Path, branch: &str) -> GitResult<Option<String>> {
     Ok(tip(&repo, branch)?.map(|id| id.to_string()))
 }
 
+/// Whether the commit `descendant` contains the commit `ancestor` (is it, or has it as an
+/// ancestor): `None` when either is not a commit id of the repository.
+pub fn contains(path: &Path, ancestor: &str, descendant: &str) -> GitResult<Option<bool>> {
+    let repo = open(path)?;
+    let commit = |rev: &str| {
+        Oid::from_str(rev)
+            .ok()
+            .filter(|_| rev.len() == 40)
+            .and_then(|id| repo.find_commit(id).ok())
+            .map(|c| c.id())
+    };
+    let (Some(a), Some(d)) = (commit(ancestor), commit(descendant)) else {
+        return Ok(None);
+    };
+    if a == d {
+        return Ok(Some(true));
+    }
+    repo.graph_descendant_of(d, a).map(Some).map_err(git_error)
+}
+
 /// Who commits what the portal writes by itself (the first commit, merge commits).
 pub(super) const PORTAL_NAME: &str = "Mirante";
 pub(super) const PORTAL_EMAIL: &str = "mirante@localhost";

@@ -16,6 +16,7 @@ use axum::{
     response::{IntoResponse, Redirect, Response},
     routing::get,
 };
+use secrecy::SecretString;
 use serde_json::json;
 
 use super::*;

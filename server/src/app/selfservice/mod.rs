@@ -4,6 +4,8 @@
 //! - [`template`]: template folders (manifest + skeleton), loaded and rendered safely into the
 //!   files of a request.
 //! - [`worker`]: the background worker that proposes requests and follows pull requests.
+//! - [`deployments`]: the follower that, with Argo CD configured, follows merged resources to
+//!   `syncing`, `live` or `degraded`.
 //! - [`service`]: the operations the JSON API and the web UI call, with their authorization.
 //! - the web UI's view of the service layer is `crate::http::ui`.
 //! - [`capacity`]: what the GPU capacity ledger is computed from (the catalog, the base
@@ -18,6 +20,7 @@
 pub(crate) mod capacity;
 pub(crate) mod catalog_edit;
 pub(crate) mod demo_history;
+pub mod deployments;
 pub(crate) mod kubeconfig;
 pub mod service;
 pub(crate) mod template;

@@ -55,6 +55,7 @@ use crate::adapters::forge::ForgeKind;
 use crate::adapters::forge::MergeStyle;
 use crate::adapters::forge::WebhookEvent;
 use crate::app::selfservice::capacity;
+use crate::app::selfservice::deployments::Follower;
 use crate::app::selfservice::template::RenderContext;
 use crate::app::selfservice::template::RenderError;
 use crate::app::selfservice::template::Rendered;
@@ -291,6 +292,12 @@ pub struct TimelineEntry {
     pub comment: Option<String>,
     /// Why an approval handed out more GPUs than the cluster had free, if it did.
     pub overcommit_reason: Option<String>,
+    /// For a step of the deployment after the merge, the state the resource reached
+    /// (`syncing`, `live` or `degraded`); the request stays merged (`from` and `to` are
+    /// `merged`), `actor` is `argocd` and `comment` is Argo CD's message. `null` for every
+    /// change of the request's state.
+    #[schema(value_type = Option<String>, example = "live")]
+    pub deployment: Option<mirante_domain::resource::ResourceState>,
 }
 
 /// A file of a request.
@@ -368,6 +375,8 @@ pub struct SelfService {
     base_branch: String,
     /// The catalog's folder in the monorepo, where catalog changes are proposed.
     catalog_folder: String,
+    /// Follows merged resources in Argo CD, when it is configured.
+    follower: Option<Arc<Follower>>,
 }
 
 /// The most files the monorepo's catalog folder may hold when a hosted forge reads it.
@@ -589,6 +598,7 @@ fn timeline_entry(t: TransitionRecord) -> TimelineEntry {
         actor: t.actor,
         comment: t.comment,
         overcommit_reason: t.overcommit_reason,
+        deployment: t.deployment,
     }
 }
 
@@ -624,7 +634,14 @@ impl SelfService {
             worker,
             base_branch,
             catalog_folder: "catalog".to_owned(),
+            follower: None,
         }
+    }
+
+    /// Follows merged resources past the merge with `follower` (Argo CD is configured).
+    pub fn with_follower(mut self, follower: Arc<Follower>) -> Self {
+        self.follower = Some(follower);
+        self
     }
 
     /// Proposes catalog changes against the monorepo's folder `folder` (default `catalog`).
@@ -1164,6 +1181,9 @@ impl SelfService {
             {
                 tracing::warn!(request.id = r.id, %error, "the catalog did not reload after a merge");
             }
+        }
+        if let Some(follower) = &self.follower {
+            follower.wake();
         }
         let updated = self.db.request(updated.id).await?.unwrap_or(updated);
         self.detail(principal, updated).await

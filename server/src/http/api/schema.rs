@@ -364,10 +364,40 @@ pub struct Resource {
     expires: Option<String>,
     /// How to reach it, once merged.
     access: Option<ResourceAccess>,
-    /// Why the state may be out of date (the base branch could not be read).
+    /// Why the state may be out of date or cannot say more, in one English sentence: the base
+    /// branch could not be read; Argo CD is not configured (the resource stays `merged`);
+    /// Argo CD cannot be reached or has no Application for the folder (the last error); what
+    /// Argo CD says while it is syncing or degraded.
     note: Option<String>,
+    /// Its deployment after the merge (set once merged).
+    deployment: Option<ResourceDeployment>,
     /// When it was first asked for.
     created_at: String,
+}
+
+/// A merged resource's deployment, as followed in Argo CD (`MIRANTE_ARGOCD_URL`).
+#[derive(ToSchema)]
+pub struct ResourceDeployment {
+    /// Whether the portal follows it: `false` when Argo CD is not configured, and the
+    /// resource then stays `merged`.
+    followed: bool,
+    /// The Argo CD Application whose `spec.source.path` (or one of `spec.sources[].path`) is
+    /// the resource's folder, once found.
+    #[schema(example = "ws-nlp")]
+    application: Option<String>,
+    /// The commit of the base branch that must be deployed: the merge commit, or where the
+    /// forge does not tell it, the base branch's head when the merge was first followed.
+    merge_commit: Option<String>,
+    /// The revision Argo CD last reported for the Application (`status.sync.revision`).
+    revision: Option<String>,
+    /// What Argo CD said: why it is degraded (`status.health.message`, a condition's or the
+    /// last operation's message) or why it is still syncing.
+    message: Option<String>,
+    /// The last error asking Argo CD (down, refusing the token, no Application for the
+    /// folder); cleared by its next good answer. The state stays the last one Argo CD gave.
+    error: Option<String>,
+    /// When Argo CD was last asked (RFC 3339, UTC).
+    checked_at: Option<String>,
 }
 
 /// How to reach a resource.
@@ -946,7 +976,7 @@ mod tests {
 
     #[test]
     fn resource_schema_lists_every_field_a_resource_serializes() {
-        use mirante_domain::resource::{Access, Resource, ResourceState};
+        use mirante_domain::resource::{Access, Deployment, Resource, ResourceState};
         let resource = Resource {
             id: 1,
             template: "gpu-workspace".into(),
@@ -966,11 +996,20 @@ mod tests {
                 secret: None,
             }),
             note: Some("n".into()),
+            deployment: Some(Deployment {
+                followed: true,
+                application: Some("ws-llm".into()),
+                ..Deployment::default()
+            }),
             created_at: "2026-12-03T10:00:00Z".into(),
         };
         let json = serde_json::to_value(&resource).unwrap();
         assert_eq!(keys(&json), properties::<super::Resource>());
         assert_eq!(keys(&json["access"]), properties::<super::ResourceAccess>());
+        assert_eq!(
+            keys(&json["deployment"]),
+            properties::<super::ResourceDeployment>()
+        );
     }
 
     #[test]

@@ -15,7 +15,7 @@ use serde_json::Value as Json;
 
 use super::{SelfService, ServiceError};
 use crate::adapters::db::requests::{RequestKind, RequestRecord};
-use crate::app::selfservice::kubeconfig;
+use crate::app::selfservice::{deployments, kubeconfig};
 
 /// The most requests the resources are derived from; far above what a team makes in years.
 const MAX_REQUESTS: i64 = 20_000;
@@ -89,6 +89,12 @@ impl SelfService {
             on_base.get(t).copied().unwrap_or(OnBase::Unknown)
         });
         let snapshot = self.catalog.current().snapshot.clone();
+        let followed = self.follower.is_some();
+        let rows_by_request = if followed && !merged.is_empty() {
+            deployments::by_request(self.db.deployments(target).await?)
+        } else {
+            HashMap::new()
+        };
         for r in &mut found {
             if matches!(r.state, ResourceState::Merged) {
                 // How to reach it, from the files of the request that made it what it is.
@@ -102,6 +108,14 @@ impl SelfService {
                     .and_then(|c| snapshot.item(c))
                     .and_then(|i| i.kubernetes.as_ref().map(|k| (i.id.as_str(), k)));
                 r.access = files.map(|f| access_for(f, cluster));
+                // Its deployment: that of the latest merged request.
+                let row = files.and_then(|q| rows_by_request.get(&q.id));
+                let deployment = deployments::deployment_view(followed, row);
+                r.state = deployments::shown_state(row);
+                if r.note.is_none() {
+                    r.note = deployment.note();
+                }
+                r.deployment = Some(deployment);
             }
         }
         Ok(found)
