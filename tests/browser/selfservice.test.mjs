@@ -291,6 +291,7 @@ test("once the workspace is merged, Rui's database form offers its namespace and
   assert.doesNotMatch(kinds, /password:/i, 'no password in the files');
   requests.pg = await submit(page);
   assert.equal(await stateOf(page), 'awaiting_approval');
+  assert.deepEqual(errors, []);
   // Someone else's namespace, sent without the form, is refused by the server.
   const res = await page.goto(
     `${portal.url}/self-service/postgres-cnpg/preview?name=x&namespace=kube-system&databases=app`,
@@ -298,7 +299,6 @@ test("once the workspace is merged, Rui's database form offers its namespace and
   );
   assert.equal(res.status(), 422);
   assert.ok(await page.locator('[data-field="namespace"] .field-error').count());
-  assert.deepEqual(errors, []);
   await page.close();
 
   const admin = await ada.context.newPage();
