@@ -66,26 +66,11 @@ pub fn check() -> Result<()> {
     if files.is_empty() {
         bail!("no overlay under deploy/kubernetes/overlays");
     }
-    let mut applications: Vec<_> = fs::read_dir(root.join("argocd"))
-        .context("reading deploy/kubernetes/argocd")?
-        .map(|e| e.map(|e| e.path()))
-        .collect::<Result<_, _>>()?;
-    applications.sort();
-    files.extend(applications);
+    files.extend(files_in(&root.join("argocd"))?);
     // The demo monorepo's Argo CD ApplicationSets, which deploy what self-service merges.
-    let mut sets: Vec<_> = fs::read_dir("demo-monorepo/argocd")
-        .context("reading demo-monorepo/argocd")?
-        .map(|e| e.map(|e| e.path()))
-        .collect::<Result<_, _>>()?;
-    sets.sort();
-    files.extend(sets);
+    files.extend(files_in(Path::new("demo-monorepo/argocd"))?);
 
-    let mut cmd = Command::new("python3");
-    cmd.arg(root.join("test/check.py"))
-        .arg(KUBERNETES_VERSION)
-        .args(&files)
-        .env("PYTHONPATH", &python);
-    run_cmd(&mut cmd)
+    run_checks(&python, &files)
 }
 
 /// Values the shipped self-service templates whose output is made of Kubernetes' own objects
@@ -140,12 +125,27 @@ pub fn check_templates(bin: &Path) -> Result<()> {
         fs::write(&file, joined)?;
         files.push(file);
     }
+    run_checks(&python, &files)
+}
+
+/// Runs deploy/kubernetes/test/check.py on `files` with the Python packages in `python`.
+fn run_checks(python: &Path, files: &[std::path::PathBuf]) -> Result<()> {
     let mut cmd = Command::new("python3");
-    cmd.arg(root.join("test/check.py"))
+    cmd.arg("deploy/kubernetes/test/check.py")
         .arg(KUBERNETES_VERSION)
-        .args(&files)
-        .env("PYTHONPATH", &python);
+        .args(files)
+        .env("PYTHONPATH", python);
     run_cmd(&mut cmd)
+}
+
+/// The files of `dir`, sorted.
+fn files_in(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
+    let mut files: Vec<_> = fs::read_dir(dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()?;
+    files.sort();
+    Ok(files)
 }
 
 fn collect_yaml(dir: &Path, out: &mut Vec<std::path::PathBuf>) -> Result<()> {
