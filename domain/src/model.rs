@@ -418,6 +418,9 @@ pub struct Item {
     /// How researchers reach it, for a Kubernetes cluster: its API, CA and OIDC sign-in.
     #[serde(default)]
     pub kubernetes: Option<KubernetesAccess>,
+    /// Where the monorepo holds what self-service deploys to it, for a Kubernetes cluster.
+    #[serde(default)]
+    pub gitops: Option<Gitops>,
     /// Free labels.
     #[serde(default)]
     pub tags: Vec<String>,
@@ -457,6 +460,47 @@ pub struct KubernetesOidc {
     /// What it puts before each group of the `groups` claim.
     #[serde(default = "default_oidc_prefix")]
     pub groups_prefix: String,
+}
+
+/// The monorepo's Argo CD layout for one cluster: the folder whose subfolders the Argo CD that
+/// manages the cluster turns into Applications (an `ApplicationSet` with a git directory
+/// generator). Self-service puts a resource's files under it (`<folder>/workspaces/<name>`,
+/// `<folder>/databases/<namespace>/<name>`), so a merged folder is applied with no hand edit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Gitops {
+    /// The folder, relative to the monorepo's root (`apps/sp/gpu-sp-01`).
+    #[serde(deserialize_with = "repo_folder")]
+    pub folder: String,
+}
+
+/// The folder self-service uses for a cluster whose layout the catalog does not record.
+pub fn default_gitops_folder(cluster: &str) -> String {
+    format!("clusters/{cluster}")
+}
+
+/// Deserializes a folder of the monorepo: relative, `/`-separated names of letters, digits,
+/// `.`, `_` and `-`, none of them `.` or `..`, at most 200 characters.
+fn repo_folder<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let s = String::deserialize(d)?;
+    let ok = !s.is_empty()
+        && s.len() <= 200
+        && s.split('/').all(|seg| {
+            !seg.is_empty()
+                && seg != "."
+                && seg != ".."
+                && seg
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        });
+    if ok {
+        Ok(s)
+    } else {
+        Err(serde::de::Error::custom(format!(
+            "`{}` is not a folder of the monorepo: use relative names of letters, digits, `.`, `_` and `-` separated by `/` (no `..`, no leading or trailing `/`)",
+            crate::selfservice::printable(&s, 80)
+        )))
+    }
 }
 
 /// The prefix the portal assumes for user and group names: the usual `--oidc-*-prefix`.

@@ -7,9 +7,10 @@
 //!
 //! The parameter list is a subset of JSON Schema (`type`, `title`, `description`, `enum`,
 //! `default`, `minimum`, `maximum`, `minLength`, `maxLength`, `pattern`, `format`, `items`,
-//! `minItems`, `maxItems`, `uniqueItems`, `required`) plus two catalog-derived keys:
-//! `options` (the choices come from the catalog, e.g. `gpu-clusters`) and `maximumFrom`
-//! (the maximum is the capacity of the option chosen in another parameter).
+//! `minItems`, `maxItems`, `uniqueItems`, `required`) plus three catalog-derived keys:
+//! `options` (the choices come from the catalog, e.g. `gpu-clusters`), `maximumFrom`
+//! (the maximum is the capacity of the option chosen in another parameter) and `clusterFrom`
+//! (a namespace must be on the cluster chosen in another parameter).
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -19,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::access::Role;
-use crate::model::KubernetesAccess;
+use crate::model::{KubernetesAccess, default_gitops_folder};
 use crate::snapshot::Snapshot;
 
 /// Longest string accepted for a string parameter that sets no `maxLength`.
@@ -29,7 +30,16 @@ pub const DEFAULT_MAX_ITEMS: u32 = 64;
 /// Longest `pattern` a template may declare, in bytes.
 const MAX_PATTERN_LEN: usize = 512;
 /// Names the renderer puts beside the values; a parameter may not take them.
-pub const RESERVED_NAMES: &[&str] = &["requester", "now", "today", "template", "options", "target"];
+pub const RESERVED_NAMES: &[&str] = &[
+    "requester",
+    "now",
+    "today",
+    "template",
+    "options",
+    "target",
+    "folder",
+    "kubernetes",
+];
 
 /// A text in the portal's two languages.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -147,6 +157,9 @@ pub enum Format {
 pub enum OptionSource {
     /// Catalog items that record GPUs (`gpus:`); the capacity is their number of GPUs.
     GpuClusters,
+    /// The Kubernetes clusters self-service deploys to: catalog items that record a GitOps
+    /// folder (`gitops:`) or GPUs.
+    Clusters,
     /// The namespaces of the requester's own workspaces that are on the base branch (merged
     /// or being applied): a researcher picks one of them; an admin may name any namespace.
     OwnNamespaces,
@@ -157,8 +170,14 @@ impl OptionSource {
     pub fn as_str(self) -> &'static str {
         match self {
             OptionSource::GpuClusters => "gpu-clusters",
+            OptionSource::Clusters => "clusters",
             OptionSource::OwnNamespaces => "own-namespaces",
         }
+    }
+
+    /// Whether its choices are clusters (each with its GitOps folder).
+    pub fn is_cluster(self) -> bool {
+        matches!(self, OptionSource::GpuClusters | OptionSource::Clusters)
     }
 }
 
@@ -247,6 +266,10 @@ pub struct Parameter {
     /// parameter (one with `options`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub maximum_from: Option<String>,
+    /// For `own-namespaces`: the namespace must be on the cluster chosen in the named
+    /// parameter (one with cluster options).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_from: Option<String>,
 }
 
 /// One choice offered by the catalog.
@@ -264,6 +287,10 @@ pub struct CatalogOption {
     /// catalog records it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kubernetes: Option<KubernetesAccess>,
+    /// For a cluster: the monorepo folder its Argo CD applies, under which self-service puts
+    /// what it deploys there (the catalog's `gitops.folder`, else `clusters/<id>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folder: Option<String>,
 }
 
 /// The catalog facts a template's form depends on, taken from a snapshot.
@@ -271,6 +298,9 @@ pub struct CatalogOption {
 pub struct CatalogContext {
     /// Items the catalog records with GPUs, in catalog order.
     pub gpu_clusters: Vec<CatalogOption>,
+    /// The clusters self-service deploys to (a GitOps folder or GPUs), in catalog order.
+    #[serde(default)]
+    pub clusters: Vec<CatalogOption>,
     /// The requester's own workspace namespaces (value: the namespace; detail: its cluster).
     #[serde(default)]
     pub namespaces: Vec<CatalogOption>,
@@ -282,30 +312,41 @@ pub struct CatalogContext {
 
 impl CatalogContext {
     /// The facts of a catalog snapshot: every item with a non-zero number of GPUs is a GPU
-    /// cluster whose capacity is that number.
+    /// cluster whose capacity is that number; it and every item with a GitOps folder are
+    /// clusters self-service deploys to.
     pub fn from_snapshot(snapshot: &Snapshot) -> Self {
-        let gpu_clusters = snapshot
-            .catalog()
-            .items
-            .iter()
-            .filter_map(|item| {
-                let total: u64 = item.gpus.iter().map(|g| u64::from(g.count)).sum();
-                (total > 0).then(|| CatalogOption {
-                    value: item.id.clone(),
-                    label: item.name.clone(),
-                    detail: item
-                        .gpus
-                        .iter()
-                        .map(|g| g.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    capacity: Some(total),
-                    kubernetes: item.kubernetes.clone(),
-                })
-            })
-            .collect();
+        let mut gpu_clusters = Vec::new();
+        let mut clusters = Vec::new();
+        for item in &snapshot.catalog().items {
+            let total: u64 = item.gpus.iter().map(|g| u64::from(g.count)).sum();
+            if total == 0 && item.gitops.is_none() {
+                continue;
+            }
+            let option = CatalogOption {
+                value: item.id.clone(),
+                label: item.name.clone(),
+                detail: item
+                    .gpus
+                    .iter()
+                    .map(|g| g.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                capacity: (total > 0).then_some(total),
+                kubernetes: item.kubernetes.clone(),
+                folder: Some(
+                    item.gitops
+                        .as_ref()
+                        .map_or_else(|| default_gitops_folder(&item.id), |g| g.folder.clone()),
+                ),
+            };
+            if total > 0 {
+                gpu_clusters.push(option.clone());
+            }
+            clusters.push(option);
+        }
         CatalogContext {
             gpu_clusters,
+            clusters,
             namespaces: Vec::new(),
             any_namespace: false,
         }
@@ -327,6 +368,7 @@ impl CatalogContext {
     pub fn options(&self, source: OptionSource) -> &[CatalogOption] {
         match source {
             OptionSource::GpuClusters => &self.gpu_clusters,
+            OptionSource::Clusters => &self.clusters,
             OptionSource::OwnNamespaces => &self.namespaces,
         }
     }
@@ -364,6 +406,8 @@ pub enum ErrorCode {
     NotAnOption,
     /// More than the chosen option's `capacity`.
     ExceedsCapacity,
+    /// A namespace that is not on the chosen `cluster` (`allowed`: the requester's there).
+    NotOnCluster,
     /// More GPUs than the chosen cluster has free now (`value`, `option`, `capacity`,
     /// `allocated`, `free`, `holders`); see [`crate::capacity`].
     ExceedsFreeCapacity,
@@ -400,6 +444,7 @@ impl ErrorCode {
             ErrorCode::ForbiddenCharacter => "forbidden_character",
             ErrorCode::NotAnOption => "not_an_option",
             ErrorCode::ExceedsCapacity => "exceeds_capacity",
+            ErrorCode::NotOnCluster => "not_on_cluster",
             ErrorCode::ExceedsFreeCapacity => "exceeds_free_capacity",
             ErrorCode::TooFewItems => "too_few_items",
             ErrorCode::TooManyItems => "too_many_items",
@@ -571,6 +616,12 @@ fn parameter_problems(m: &TemplateManifest, p: &Parameter) -> Vec<String> {
         "maximumFrom",
         "numbers",
     );
+    only(
+        p.options == Some(OptionSource::OwnNamespaces),
+        p.cluster_from.is_some(),
+        "clusterFrom",
+        "`own-namespaces` parameters",
+    );
     only(is_array, p.items.is_some(), "items", "arrays");
     only(is_array, p.min_items.is_some(), "minItems", "arrays");
     only(is_array, p.max_items.is_some(), "maxItems", "arrays");
@@ -655,6 +706,15 @@ fn parameter_problems(m: &TemplateManifest, p: &Parameter) -> Vec<String> {
             Some(q) if q.options.is_some() => {}
             _ => out.push(format!(
                 "parameter `{name}`: maximumFrom `{}` must name a parameter with `options`",
+                printable(from, 80)
+            )),
+        }
+    }
+    if let Some(from) = &p.cluster_from {
+        match m.parameter(from) {
+            Some(q) if q.options.is_some_and(OptionSource::is_cluster) => {}
+            _ => out.push(format!(
+                "parameter `{name}`: clusterFrom `{}` must name a parameter with `options: gpu-clusters` or `options: clusters`",
                 printable(from, 80)
             )),
         }
@@ -782,6 +842,52 @@ pub fn validate(
                 .arg("option", option.value.clone())
                 .arg("detail", option.detail.clone())
                 .arg("value", number(asked)),
+            );
+        }
+    }
+    // A namespace must be on the chosen cluster, where the list of namespaces is closed.
+    for p in &manifest.parameters {
+        let (Some(from), Some(source)) = (&p.cluster_from, p.options) else {
+            continue;
+        };
+        if invalid.contains(p.name.as_str())
+            || invalid.contains(from.as_str())
+            || !catalog.is_closed(source)
+        {
+            continue;
+        }
+        let (Some(Value::String(namespace)), Some(Value::String(cluster))) =
+            (out.get(&p.name), out.get(from))
+        else {
+            continue;
+        };
+        let on_cluster: Vec<Value> = catalog
+            .options(source)
+            .iter()
+            .filter(|o| &o.detail == cluster)
+            .map(|o| Value::from(o.value.clone()))
+            .collect();
+        if !on_cluster.iter().any(|v| v == namespace.as_str()) {
+            errors.push(
+                FieldError::new(
+                    &p.name,
+                    ErrorCode::NotOnCluster,
+                    if on_cluster.is_empty() {
+                        format!(
+                            "`{}` is not on {cluster}, where you have no namespace",
+                            printable(namespace, 64)
+                        )
+                    } else {
+                        format!(
+                            "`{}` is not on {cluster}; yours there: {}",
+                            printable(namespace, 64),
+                            list(&on_cluster)
+                        )
+                    },
+                )
+                .arg("cluster", cluster.clone())
+                .arg("count", on_cluster.len())
+                .arg("allowed", on_cluster),
             );
         }
     }
@@ -1166,7 +1272,7 @@ fn list(values: &[Value]) -> String {
 }
 
 /// `s` made safe to show in a message: forbidden characters escaped, cut at `max` characters.
-fn printable(s: &str, max: usize) -> String {
+pub(crate) fn printable(s: &str, max: usize) -> String {
     let mut out = String::new();
     for (n, c) in s.chars().enumerate() {
         if n >= max {

@@ -310,10 +310,14 @@ pub fn refresh_while(moving: impl Fn() -> Option<bool> + Send + Sync + 'static) 
         if moving() == Some(true) {
             let n = tick.get_untracked().min(10);
             let wait = (2000.0 * 1.5f64.powi(n as i32)).min(30_000.0) as u64;
-            set_timeout(
+            // The next check is cancelled when the page goes away or the effect runs again,
+            // so no fetch starts for a page nobody looks at.
+            if let Ok(next) = set_timeout_with_handle(
                 move || tick.update(|t| *t += 1),
                 std::time::Duration::from_millis(wait),
-            );
+            ) {
+                on_cleanup(move || next.clear());
+            }
         }
     });
     tick

@@ -442,7 +442,7 @@ fn template_render_writes_the_files_a_request_would_propose() {
     write(
         dir.path(),
         "values.json",
-        r#"{"name": "corpus", "namespace": "ws-nlp", "instances": 2, "databases": ["corpus", "stats"]}"#,
+        r#"{"name": "corpus", "cluster": "gpu-sp-01", "namespace": "ws-nlp", "instances": 2, "databases": ["corpus", "stats"]}"#,
     );
 
     let out = mirante(
@@ -466,16 +466,20 @@ fn template_render_writes_the_files_a_request_would_propose() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     assert!(
-        stdout.contains("wrote out/databases/ws-nlp/corpus/cluster.yaml"),
+        stdout.contains("wrote out/apps/sp/gpu-sp-01/databases/ws-nlp/corpus/cluster.yaml"),
         "{stdout}"
     );
     assert!(
-        stdout.contains("2 file(s) under databases/ws-nlp/corpus (slug postgres-alice-corpus)"),
+        stdout.contains(
+            "2 file(s) under apps/sp/gpu-sp-01/databases/ws-nlp/corpus (slug postgres-alice-corpus)"
+        ),
         "{stdout}"
     );
-    let cluster =
-        std::fs::read_to_string(dir.path().join("out/databases/ws-nlp/corpus/cluster.yaml"))
-            .unwrap();
+    let cluster = std::fs::read_to_string(
+        dir.path()
+            .join("out/apps/sp/gpu-sp-01/databases/ws-nlp/corpus/cluster.yaml"),
+    )
+    .unwrap();
     assert!(cluster.contains("  instances: 2\n"), "{cluster}");
     assert!(
         cluster.contains("mirante.dev/requested-on: \"2026-11-30\""),
@@ -483,7 +487,7 @@ fn template_render_writes_the_files_a_request_would_propose() {
     );
     let databases = std::fs::read_to_string(
         dir.path()
-            .join("out/databases/ws-nlp/corpus/databases.yaml"),
+            .join("out/apps/sp/gpu-sp-01/databases/ws-nlp/corpus/databases.yaml"),
     )
     .unwrap();
     assert_eq!(
@@ -608,7 +612,7 @@ fn template_render_refuses_to_write_through_a_symbolic_link_out_of_the_directory
     let elsewhere = TempDir::new().unwrap();
     write(dir.path(), "values.yaml", "name: nlp\ncluster: gpu-sp-01\n");
     std::fs::create_dir_all(dir.path().join("out")).unwrap();
-    std::os::unix::fs::symlink(elsewhere.path(), dir.path().join("out/clusters")).unwrap();
+    std::os::unix::fs::symlink(elsewhere.path(), dir.path().join("out/apps")).unwrap();
 
     let out = mirante(
         dir.path(),
@@ -626,7 +630,7 @@ fn template_render_refuses_to_write_through_a_symbolic_link_out_of_the_directory
 
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        text(&out.stderr).contains("refusing to write through the symbolic link out/clusters"),
+        text(&out.stderr).contains("refusing to write through the symbolic link out/apps"),
         "{}",
         text(&out.stderr)
     );

@@ -86,7 +86,7 @@ on_both_databases! {
         assert_eq!(holders.len(), 1, "the merged request is counted once: {merged}");
         assert_eq!(holders[0]["source"], "monorepo");
         assert_eq!(holders[0]["request"], id);
-        assert_eq!(holders[0]["target"], "clusters/gpu-sp-01/workspaces/rui-llm");
+        assert_eq!(holders[0]["target"], "apps/sp/gpu-sp-01/workspaces/rui-llm");
     }
 
     async fn asking_for_more_gpus_than_are_free_is_refused_with_the_numbers(backend: Backend) {
@@ -166,8 +166,8 @@ on_both_databases! {
         let app = spawn_app_with(backend, CatalogSetup::Embedded).await;
         let rui = app.dev_browser("rui").await;
         commit_to_monorepo(&app.data_dir.join("monorepo"), &[
-            ("clusters/gpu-sp-01/workspaces/lab/namespace.yaml", HAND_NAMESPACE),
-            ("clusters/gpu-sp-01/workspaces/lab/quota.yaml", HAND_QUOTA),
+            ("apps/sp/gpu-sp-01/workspaces/lab/namespace.yaml", HAND_NAMESPACE),
+            ("apps/sp/gpu-sp-01/workspaces/lab/quota.yaml", HAND_QUOTA),
         ]);
 
         let ledger = sp(&app, &rui).await;

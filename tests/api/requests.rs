@@ -26,7 +26,7 @@ fn workspace() -> Value {
 fn database() -> Value {
     json!({
         "template": "postgres-cnpg",
-        "values": {"name": "analytics", "namespace": "ws-nlp", "databases": ["results"]}
+        "values": {"cluster": "gpu-sp-01", "name": "analytics", "namespace": "ws-nlp", "databases": ["results"]}
     })
 }
 

@@ -73,7 +73,7 @@ on_both_databases! {
         assert_eq!(pending["owner"], "rui");
         assert_eq!(pending["cluster"], "gpu-sp-01");
         assert_eq!(pending["namespace"], "ws-nlp");
-        assert_eq!(pending["target"], "clusters/gpu-sp-01/workspaces/nlp");
+        assert_eq!(pending["target"], "apps/sp/gpu-sp-01/workspaces/nlp");
         assert_eq!(pending["requests"], json!([id]));
         let expires = pending["expires"].as_str().unwrap();
         assert_eq!(chrono::NaiveDate::parse_from_str(expires, "%Y-%m-%d").map(|_| ()), Ok(()), "{expires}");
@@ -104,7 +104,7 @@ on_both_databases! {
             .collect();
         assert_eq!(&commands[..2], ["kubectl krew install oidc-login", "kubectl -n ws-nlp get pods"]);
         assert!(commands[2].contains("nvidia.com/gpu") && commands[2].starts_with("kubectl -n ws-nlp run"), "{commands:?}");
-        assert_eq!(merged["access"]["readme"], "clusters/gpu-sp-01/workspaces/nlp/README.md");
+        assert_eq!(merged["access"]["readme"], "apps/sp/gpu-sp-01/workspaces/nlp/README.md");
         // The demo catalog says how to reach gpu-sp-01: a kubeconfig for the namespace.
         let kubeconfig: Value = serde_saphyr::from_str(merged["access"]["kubeconfig"].as_str().unwrap()).unwrap();
         assert_eq!(kubeconfig["contexts"][0]["context"]["namespace"], "ws-nlp");
@@ -113,7 +113,7 @@ on_both_databases! {
         // The files on the base branch grant Rui the namespace, as the cluster names him.
         let binding = Repository::open(&monorepo)
             .unwrap()
-            .revparse_single("main:clusters/gpu-sp-01/workspaces/nlp/rolebinding.yaml")
+            .revparse_single("main:apps/sp/gpu-sp-01/workspaces/nlp/rolebinding.yaml")
             .unwrap()
             .peel_to_blob()
             .unwrap()
@@ -124,7 +124,7 @@ on_both_databases! {
         assert_eq!(binding["roleRef"]["name"], "edit");
 
         // The base branch is the truth: the folder removed by hand is a removed resource.
-        remove_on_main(&monorepo, "clusters/gpu-sp-01/workspaces/nlp");
+        remove_on_main(&monorepo, "apps/sp/gpu-sp-01/workspaces/nlp");
         let removed = app.get_json_as(&rui, &format!("/api/v1/resources/{id}"), 200).await;
         assert_eq!(removed["state"], "removed", "{removed}");
         let by_state = app.get_json_as(&rui, "/api/v1/resources?state=removed", 200).await;
@@ -182,7 +182,7 @@ on_both_databases! {
         let app = spawn_app_with(backend, CatalogSetup::Embedded).await;
         let rui = app.dev_browser("rui").await;
         let bia = app.with_token(&seed_token(&app.db, "bia", &["researchers"]).await);
-        let db_in = |ns: &str| json!({"template": "postgres-cnpg", "values": {"name": "appdb", "namespace": ns, "databases": ["app"]}});
+        let db_in = |ns: &str| json!({"template": "postgres-cnpg", "values": {"cluster": "gpu-sp-01", "name": "appdb", "namespace": ns, "databases": ["app"]}});
 
         // No workspace yet: no namespace is Rui's, not even one he has only asked for.
         app.post_json(&rui, "/api/v1/requests", &workspace("nlp"), 201).await;
@@ -198,6 +198,17 @@ on_both_databases! {
         app.post_json(&app.client, &format!("/api/v1/requests/{ws}/merge"), &json!({}), 200).await;
         app.post_json(&rui, "/api/v1/requests/preview", &db_in("ws-nlp"), 200).await;
         app.post_json(&rui, "/api/v1/requests/preview", &db_in("kube-system"), 422).await;
+        // His namespace is on gpu-sp-01: a database for it on another cluster is refused.
+        let mut elsewhere = db_in("ws-nlp");
+        elsewhere["values"]["cluster"] = json!("k3s-franca");
+        let refused = app.post_json(&rui, "/api/v1/requests/preview", &elsewhere, 422).await;
+        assert_eq!(refused["details"][0]["field"], "namespace", "{refused}");
+        assert_eq!(refused["details"][0]["code"], "not_on_cluster", "{refused}");
+        assert_eq!(
+            refused["details"][0]["message"],
+            "`ws-nlp` is not on k3s-franca, where you have no namespace",
+            "{refused}"
+        );
         let theirs = app.post_json(&bia, "/api/v1/requests/preview", &db_in("ws-nlp"), 422).await;
         assert_eq!(theirs["details"][0]["code"], "not_an_option", "{theirs}");
         // An admin may name any namespace, still a well-formed one.
@@ -215,7 +226,7 @@ on_both_databases! {
         app.post_json(&app.client, &format!("/api/v1/requests/{ws}/merge"), &json!({}), 200).await;
         let input = json!({
             "template": "postgres-cnpg",
-            "values": {"name": "analytics", "namespace": "ws-nlp", "databases": ["results"], "owner": "rui"}
+            "values": {"cluster": "gpu-sp-01", "name": "analytics", "namespace": "ws-nlp", "databases": ["results"], "owner": "rui"}
         });
         let id = app.post_json(&rui, "/api/v1/requests", &input, 201).await["id"].as_i64().unwrap();
         app.post_json(&app.client, &format!("/api/v1/requests/{id}/approve"), &json!({}), 200).await;
@@ -226,7 +237,7 @@ on_both_databases! {
 
         assert_eq!(db["state"], "merged", "{db}");
         assert_eq!(db["namespace"], "ws-nlp");
-        assert_eq!(db["cluster"], Value::Null, "the template names no cluster");
+        assert_eq!(db["cluster"], "gpu-sp-01", "the cluster picked in the form");
         assert_eq!(
             db["access"]["commands"],
             json!([
@@ -237,7 +248,10 @@ on_both_databases! {
         );
         assert_eq!(db["access"]["host"], "analytics-rw.ws-nlp.svc:5432");
         assert_eq!(db["access"]["secret"], "analytics-app");
-        assert_eq!(db["access"]["kubeconfig"], Value::Null, "no cluster, no address");
+        // The catalog says how to reach gpu-sp-01: the kubectl lines above work with this.
+        let kubeconfig = db["access"]["kubeconfig"].as_str().unwrap_or_default();
+        assert!(kubeconfig.contains("server: https://gpu-sp-01.k8s.example.org:6443"), "{db}");
+        assert!(kubeconfig.contains("namespace: ws-nlp"), "{db}");
         assert!(!db.to_string().to_lowercase().contains("password:"), "{db}");
     }
 }

@@ -802,3 +802,41 @@ fn a_clusters_api_that_is_not_http_or_a_ca_that_is_not_pem_is_refused_at_its_lin
         "{errs:?}"
     );
 }
+
+#[test]
+fn a_clusters_gitops_folder_loads_and_one_that_leaves_the_monorepo_is_refused_at_its_line() {
+    let item = |folder: &str| {
+        format!(
+            "items:\n  - id: gpu\n    name: GPU\n    kind: component\n    layer: l0\n    \
+             state: desired\n    gitops:\n      folder: '{folder}'\n"
+        )
+    };
+    let c = load_files(files(&[
+        ("base.yaml", BASE),
+        ("items.yaml", &item("apps/sp/gpu-sp-01")),
+    ]))
+    .unwrap();
+    assert_eq!(
+        c.catalog.items[0]
+            .gitops
+            .as_ref()
+            .map(|g| g.folder.as_str()),
+        Some("apps/sp/gpu-sp-01")
+    );
+    for bad in [
+        "../outside",
+        "/etc",
+        "apps//sp",
+        "apps/sp/",
+        "apps/s p",
+        "apps/./sp",
+    ] {
+        let errs = errors(&[("base.yaml", BASE), ("items.yaml", &item(bad))]);
+        assert!(
+            errs.len() == 1
+                && errs[0].starts_with("items.yaml:8:")
+                && errs[0].contains("is not a folder of the monorepo"),
+            "{bad}: {errs:?}"
+        );
+    }
+}

@@ -30,6 +30,7 @@ fn param(name: &str, kind: ParamType) -> Parameter {
         unique_items: false,
         options: None,
         maximum_from: None,
+        cluster_from: None,
     }
 }
 
@@ -98,7 +99,9 @@ fn catalog() -> CatalogContext {
             detail: "1× NVIDIA RTX A5000".into(),
             capacity: Some(1),
             kubernetes: None,
+            folder: Some("clusters/gpu-sp-01".into()),
         }],
+        clusters: Vec::new(),
         namespaces: Vec::new(),
         any_namespace: false,
     }
@@ -307,6 +310,7 @@ fn gpu_clusters_are_the_catalog_items_that_record_gpus() {
         phase: None,
         gpus,
         kubernetes: None,
+        gitops: None,
         tags: vec![],
     };
     let gpu = |model: &str, count| Gpu {
@@ -333,6 +337,7 @@ fn gpu_clusters_are_the_catalog_items_that_record_gpus() {
             detail: "2× A5000, 1× A5500".into(),
             capacity: Some(3),
             kubernetes: None,
+            folder: Some("clusters/two-kinds".into()),
         }]
     );
 }
@@ -489,6 +494,7 @@ fn a_researcher_picks_one_of_their_own_namespaces_and_an_admin_any_well_formed_o
         detail: "gpu-sp-01".into(),
         capacity: None,
         kubernetes: None,
+        folder: None,
     }];
     let researcher = catalog().with_namespaces(Some(mine));
     let admin = catalog().with_namespaces(None);
@@ -507,5 +513,108 @@ fn a_researcher_picks_one_of_their_own_namespaces_and_an_admin_any_well_formed_o
         codes(validate(&manifest, &ns("Not A Label"), &admin)),
         [("namespace".to_owned(), ErrorCode::NotDnsLabel)],
         "any namespace, but still a namespace"
+    );
+}
+
+#[test]
+fn a_researchers_namespace_must_be_on_the_cluster_they_chose() {
+    let manifest = TemplateManifest {
+        id: "db".into(),
+        target: "databases/{{ namespace }}".into(),
+        parameters: vec![
+            Parameter {
+                required: true,
+                options: Some(OptionSource::Clusters),
+                ..param("cluster", ParamType::String)
+            },
+            Parameter {
+                required: true,
+                format: Some(Format::DnsLabel),
+                options: Some(OptionSource::OwnNamespaces),
+                cluster_from: Some("cluster".into()),
+                ..param("namespace", ParamType::String)
+            },
+        ],
+        ..workspace()
+    };
+    assert_eq!(manifest.problems(), vec![]);
+    let cluster = |id: &str| CatalogOption {
+        value: id.into(),
+        label: id.into(),
+        detail: String::new(),
+        capacity: None,
+        kubernetes: None,
+        folder: Some(format!("apps/{id}")),
+    };
+    let namespace = |ns: &str, on: &str| CatalogOption {
+        value: ns.into(),
+        label: format!("{ns} ({on})"),
+        detail: on.into(),
+        capacity: None,
+        kubernetes: None,
+        folder: None,
+    };
+    let ctx = CatalogContext {
+        clusters: vec![cluster("gpu-sp-01"), cluster("k3s-franca")],
+        ..catalog()
+    };
+    let researcher = ctx
+        .clone()
+        .with_namespaces(Some(vec![namespace("ws-nlp", "gpu-sp-01")]));
+    let admin = ctx.with_namespaces(None);
+    let ask = |c: &str, n: &str| json!({ "cluster": c, "namespace": n });
+
+    assert!(validate(&manifest, &ask("gpu-sp-01", "ws-nlp"), &researcher).is_ok());
+    let refused = validate(&manifest, &ask("k3s-franca", "ws-nlp"), &researcher).unwrap_err();
+    assert_eq!(refused.len(), 1);
+    assert_eq!(refused[0].code, ErrorCode::NotOnCluster);
+    assert_eq!(refused[0].field, "namespace");
+    assert_eq!(
+        refused[0].message,
+        "`ws-nlp` is not on k3s-franca, where you have no namespace"
+    );
+    assert_eq!(
+        codes(validate(
+            &manifest,
+            &ask("elsewhere", "ws-nlp"),
+            &researcher
+        )),
+        [("cluster".to_owned(), ErrorCode::NotAnOption)],
+        "an unknown cluster is refused once, on its own field"
+    );
+    assert!(validate(&manifest, &ask("k3s-franca", "anything"), &admin).is_ok());
+}
+
+#[test]
+fn cluster_from_must_name_a_cluster_parameter_and_sit_on_a_namespace_one() {
+    let manifest = TemplateManifest {
+        id: "db".into(),
+        target: "databases/{{ namespace }}".into(),
+        parameters: vec![
+            Parameter {
+                cluster_from: Some("namespace".into()),
+                ..param("note", ParamType::String)
+            },
+            Parameter {
+                options: Some(OptionSource::OwnNamespaces),
+                cluster_from: Some("note".into()),
+                ..param("namespace", ParamType::String)
+            },
+        ],
+        ..workspace()
+    };
+    let messages: Vec<String> = manifest.problems().into_iter().map(|p| p.message).collect();
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("`clusterFrom` applies to `own-namespaces` parameters only")),
+        "{messages:?}"
+    );
+    assert!(
+        messages
+            .iter()
+            .any(|m| m
+                .contains("clusterFrom `note` must name a parameter with `options: gpu-clusters`")),
+        "{messages:?}"
     );
 }

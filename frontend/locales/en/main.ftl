@@ -313,6 +313,12 @@ ss-err-not_dns_label = Lowercase letters, digits and hyphens only, starting and 
 ss-err-forbidden_character = Contains the control or invisible character { $character }.
 ss-err-not_an_option = Not one of the catalog's options: { $allowed }.
 ss-err-exceeds_capacity = { $value } asked for, but { $option } has { $capacity } ({ $detail }).
+ss-err-not_on_cluster = { $count ->
+    [0] You have no workspace namespace on { $cluster } yet.
+   *[other] Not on { $cluster }: yours there are { $allowed }.
+}
+ss-no-namespace = You have no GPU workspace on this cluster yet: a database runs in the namespace of one of your workspaces.
+ss-no-namespace-link = Ask for a GPU workspace
 ss-err-exceeds_free_capacity = Asks { $value }, { $option } has { $capacity }, { $allocated } allocated to { $holders }.
 ss-gpus-free = { $free } / { $total } GPUs free
 ss-err-too_few_items = At least { $min_items }.

@@ -313,6 +313,12 @@ ss-err-not_dns_label = Apenas letras minúsculas, dígitos e hífens, começando
 ss-err-forbidden_character = Contém o caractere de controle ou invisível { $character }.
 ss-err-not_an_option = Não é uma das opções do catálogo: { $allowed }.
 ss-err-exceeds_capacity = { $value } pedidas, mas { $option } tem { $capacity } ({ $detail }).
+ss-err-not_on_cluster = { $count ->
+    [0] Você ainda não tem namespace de workspace em { $cluster }.
+   *[other] Não está em { $cluster }: os seus lá são { $allowed }.
+}
+ss-no-namespace = Você ainda não tem workspace com GPU neste cluster: um banco roda no namespace de um dos seus workspaces.
+ss-no-namespace-link = Pedir um workspace com GPU
 ss-err-exceeds_free_capacity = Pede { $value }, { $option } tem { $capacity }, { $allocated } alocadas a { $holders }.
 ss-gpus-free = { $free } / { $total } GPUs livres
 ss-err-too_few_items = Pelo menos { $min_items }.

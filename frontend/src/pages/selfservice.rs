@@ -17,8 +17,8 @@ use mirante_domain::{
     Role,
     request::RequestState,
     selfservice::{
-        CatalogContext, DEFAULT_MAX_LENGTH, ErrorCode, FieldError, Format, Localized, ParamType,
-        Parameter, validate,
+        CatalogContext, DEFAULT_MAX_LENGTH, ErrorCode, FieldError, Format, Localized, OptionSource,
+        ParamType, Parameter, validate,
     },
 };
 use serde_json::Value;
@@ -71,6 +71,7 @@ pub fn field_error_key(code: ErrorCode) -> &'static str {
         ErrorCode::ForbiddenCharacter => "ss-err-forbidden_character",
         ErrorCode::NotAnOption => "ss-err-not_an_option",
         ErrorCode::ExceedsCapacity => "ss-err-exceeds_capacity",
+        ErrorCode::NotOnCluster => "ss-err-not_on_cluster",
         ErrorCode::ExceedsFreeCapacity => "ss-err-exceeds_free_capacity",
         ErrorCode::TooFewItems => "ss-err-too_few_items",
         ErrorCode::TooManyItems => "ss-err-too_many_items",
@@ -87,6 +88,8 @@ const ERROR_ARGS: &[&str] = &[
     "allowed",
     "capacity",
     "character",
+    "cluster",
+    "count",
     "detail",
     "expected",
     "field",
@@ -447,13 +450,7 @@ pub fn ParameterForm(
                 .iter()
                 .cloned()
                 .map(|p| {
-                    let initial = values
-                        .get_untracked()
-                        .iter()
-                        .rev()
-                        .find(|(k, _)| *k == p.name)
-                        .map(|(_, v)| v.clone())
-                        .unwrap_or_default();
+                    let initial = last_value(&values.get_untracked(), &p.name).unwrap_or_default();
                     view! {
                         <Field
                             parameter=p
@@ -462,6 +459,7 @@ pub fn ParameterForm(
                             capacity=form.capacity.clone()
                             values
                             errors
+                            hydrated=hydrated.into()
                             on_change=Callback::new(move |(n, v)| set_field(n, v))
                         />
                     }
@@ -475,6 +473,15 @@ pub fn ParameterForm(
     }
 }
 
+/// The value last given for the field `name` among a form's pairs (a field may repeat).
+fn last_value(pairs: &[(String, String)], name: &str) -> Option<String> {
+    pairs
+        .iter()
+        .rev()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.clone())
+}
+
 /// One field of the form: its input, help and errors.
 #[component]
 fn Field(
@@ -484,6 +491,7 @@ fn Field(
     capacity: Vec<GpuCapacity>,
     values: RwSignal<Vec<(String, String)>>,
     errors: RwSignal<Vec<FieldError>>,
+    hydrated: Signal<bool>,
     on_change: Callback<(String, String)>,
 ) -> impl IntoView {
     let i18n = use_i18n();
@@ -501,7 +509,26 @@ fn Field(
     let on_input = move |ev: leptos::ev::Event| on_change.run((n.clone(), event_target_value(&ev)));
     let input = match (p.kind, p.options, &p.choices) {
         (ParamType::String, Some(source), _) if catalog.is_closed(source) => {
-            let options = catalog.options(source).to_vec();
+            let all = catalog.options(source).to_vec();
+            // A namespace list narrowed to the cluster chosen in another field, as it changes.
+            // Without JavaScript the list cannot follow that choice, so the page as served lists
+            // every namespace with its cluster and the server checks the pair.
+            let from = p.cluster_from.clone();
+            let chosen_cluster = move || {
+                let from = from.as_ref().filter(|_| hydrated.get())?;
+                last_value(&values.get(), from).filter(|v| !v.is_empty())
+            };
+            let options = Memo::new(move |_| match chosen_cluster() {
+                Some(cluster) => all
+                    .iter()
+                    .filter(|o| o.detail == cluster)
+                    .cloned()
+                    .collect::<Vec<_>>(),
+                None => all.clone(),
+            });
+            let none_here =
+                move || source == OptionSource::OwnNamespaces && options.with(Vec::is_empty);
+            let initial = initial.clone();
             view! {
                 <select
                     id=input_id.clone()
@@ -512,12 +539,17 @@ fn Field(
                     on:change=on_input
                 >
                     <option value="" selected=initial.is_empty()>{i18n.tr("ss-choose")}</option>
-                    {options
+                    {move || options
+                        .get()
                         .into_iter()
                         .map(|o| {
                             let free = capacity.iter().find(|c| c.id == o.value).cloned();
                             let capacity = o.capacity.filter(|_| free.is_none());
-                            let label = format!("{} — {}", o.label, o.detail);
+                            let label = if o.detail.is_empty() || o.label.contains(&o.detail) {
+                                o.label.clone()
+                            } else {
+                                format!("{} — {}", o.label, o.detail)
+                            };
                             view! {
                                 <option value=o.value.clone() selected=o.value == initial>
                                     {label}
@@ -544,6 +576,12 @@ fn Field(
                         })
                         .collect_view()}
                 </select>
+                <Show when=none_here>
+                    <p class="help no-namespace">
+                        {i18n.tr("ss-no-namespace")} " "
+                        <a href="/self-service/gpu-workspace">{i18n.tr("ss-no-namespace-link")}</a>
+                    </p>
+                </Show>
             }
             .into_any()
         }
@@ -593,16 +631,11 @@ fn Field(
             let from = p.maximum_from.clone();
             let static_max = p.maximum;
             let capacity = move || {
-                let from = from.as_ref()?;
-                let chosen = values
-                    .get()
-                    .iter()
-                    .rev()
-                    .find(|(k, _)| k == from)
-                    .map(|(_, v)| v.clone())?;
+                let chosen = last_value(&values.get(), from.as_ref()?)?;
                 catalog
-                    .gpu_clusters
+                    .clusters
                     .iter()
+                    .chain(&catalog.gpu_clusters)
                     .find(|o| o.value == chosen)
                     .and_then(|o| o.capacity)
             };

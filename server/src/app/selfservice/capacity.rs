@@ -2,8 +2,9 @@
 //! clusters of the catalog in force, the workspaces on the monorepo's base branch (read
 //! through the forge, so a hand edit in git counts) and the requests in the database.
 //!
-//! A cluster's workspaces are the folders under `clusters/<cluster>/workspaces/` on the base
-//! branch (where the `gpu-workspace` template puts them). A folder counts with the GPUs of the
+//! A cluster's workspaces are the folders under `<folder>/workspaces/` on the base branch,
+//! where `<folder>` is the cluster's GitOps folder (the catalog's `gitops.folder`, else
+//! `clusters/<cluster>`) and where the `gpu-workspace` template puts them. A folder counts with the GPUs of the
 //! ResourceQuota among its YAML files (`spec.hard["requests.nvidia.com/gpu"]`, else
 //! `nvidia.com/gpu`, else `limits.nvidia.com/gpu`) and the name of its Namespace (else the
 //! quota's namespace, else the folder's name). A request counts when its template has a
@@ -12,7 +13,7 @@
 use std::collections::BTreeMap;
 
 use mirante_domain::capacity::{Claim, Cluster, Stage, Workspace};
-use mirante_domain::selfservice::{CatalogContext, OptionSource, TemplateManifest};
+use mirante_domain::selfservice::{CatalogContext, CatalogOption, OptionSource, TemplateManifest};
 use serde_json::Value;
 
 use crate::adapters::db::requests::RequestRecord;
@@ -24,9 +25,13 @@ pub const WORKSPACES_MAX_FILES: usize = 5000;
 /// Most bytes of them.
 pub const WORKSPACES_MAX_BYTES: u64 = 16 << 20;
 
-/// The folder of a cluster's workspaces in the monorepo.
-pub fn workspaces_folder(cluster: &str) -> String {
-    format!("clusters/{cluster}/workspaces")
+/// The folder of a cluster's workspaces in the monorepo, under its GitOps folder.
+pub fn workspaces_folder(cluster: &CatalogOption) -> String {
+    let folder = cluster
+        .folder
+        .clone()
+        .unwrap_or_else(|| mirante_domain::default_gitops_folder(&cluster.value));
+    format!("{folder}/workspaces")
 }
 
 /// The GPU clusters of the catalog with their totals.
@@ -98,7 +103,7 @@ fn quantity(v: &Value) -> Option<u64> {
 pub async fn workspaces_on(
     forge: &dyn Forge,
     rev: &str,
-    cluster: &str,
+    cluster: &CatalogOption,
 ) -> Result<Vec<Workspace>, ForgeError> {
     let folder = workspaces_folder(cluster);
     let limits = DirLimits {
@@ -125,7 +130,7 @@ pub async fn workspaces_on(
         .filter_map(|(name, files)| {
             let (namespace, gpus) = read_workspace(files.iter().map(|(p, c)| (*p, c.as_str())));
             Some(Workspace {
-                cluster: cluster.to_owned(),
+                cluster: cluster.value.clone(),
                 target: format!("{folder}/{name}"),
                 namespace: namespace.unwrap_or_else(|| name.to_owned()),
                 gpus: gpus?,

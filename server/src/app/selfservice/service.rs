@@ -817,7 +817,8 @@ impl SelfService {
     /// The GPU clusters of the catalog in force and their workspaces on the base branch.
     async fn capacity_on_base(&self) -> Result<(Vec<Cluster>, Vec<Workspace>), ServiceError> {
         let snapshot = self.catalog.current().snapshot.clone();
-        let clusters = capacity::clusters(&CatalogContext::from_snapshot(&snapshot));
+        let context = CatalogContext::from_snapshot(&snapshot);
+        let clusters = capacity::clusters(&context);
         let mut workspaces = Vec::new();
         if clusters.is_empty() {
             return Ok((clusters, workspaces));
@@ -830,9 +831,9 @@ impl SelfService {
         else {
             return Ok((clusters, workspaces));
         };
-        for cluster in &clusters {
+        for cluster in &context.gpu_clusters {
             workspaces.extend(
-                capacity::workspaces_on(self.forge().as_ref(), &head, &cluster.id)
+                capacity::workspaces_on(self.forge().as_ref(), &head, cluster)
                     .await
                     .map_err(forge_error)?,
             );

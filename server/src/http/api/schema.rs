@@ -269,8 +269,18 @@ pub struct Item {
     gpus: Vec<Gpu>,
     /// How researchers reach it, for a Kubernetes cluster.
     kubernetes: Option<KubernetesAccess>,
+    /// Where the monorepo holds what self-service deploys to it, for a Kubernetes cluster.
+    gitops: Option<Gitops>,
     /// Free labels.
     tags: Vec<String>,
+}
+
+/// A cluster's folder in the monorepo's Argo CD layout.
+#[derive(ToSchema)]
+pub struct Gitops {
+    /// The folder, relative to the monorepo's root (`apps/sp/gpu-sp-01`); its Argo CD turns
+    /// each subfolder into an Application.
+    folder: String,
 }
 
 /// How to reach a Kubernetes cluster with kubectl.
@@ -763,7 +773,7 @@ pub struct SeverityCounts {
 #[cfg(test)]
 mod tests {
     use mirante_domain::{
-        Decision, Evidence, Gpu, Host, HostGroup, IacRef, Item, ItemKind, KubernetesAccess,
+        Decision, Evidence, Gitops, Gpu, Host, HostGroup, IacRef, Item, ItemKind, KubernetesAccess,
         KubernetesOidc, Layer, LayerKind, Priority, Qualifier, Section, Site, State, Task,
         TaskKind,
     };
@@ -829,6 +839,9 @@ mod tests {
                     groups_prefix: "oidc:".into(),
                 },
             }),
+            gitops: Some(Gitops {
+                folder: "apps/sp/k".into(),
+            }),
             tags: vec!["t".into()],
         }
     }
@@ -844,6 +857,7 @@ mod tests {
             keys(&item["kubernetes"]["oidc"]),
             properties::<super::KubernetesOidc>()
         );
+        assert_eq!(keys(&item["gitops"]), properties::<super::Gitops>());
     }
 
     #[test]

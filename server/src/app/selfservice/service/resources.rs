@@ -65,19 +65,33 @@ impl SelfService {
     }
 
     async fn requests_for(&self, target: Option<&str>) -> Result<Vec<RequestFacts>, ServiceError> {
-        let rows = self
+        let rows = self.template_requests(target).await?;
+        Ok(rows.iter().map(facts).collect())
+    }
+
+    /// The stored template requests (of one folder, or all), oldest first.
+    async fn template_requests(
+        &self,
+        target: Option<&str>,
+    ) -> Result<Vec<RequestRecord>, ServiceError> {
+        Ok(self
             .db
             .requests_of_kind(RequestKind::Template, target, MAX_REQUESTS)
-            .await?;
-        Ok(rows.iter().map(facts).collect())
+            .await?)
     }
 
     /// Every resource (of one folder, or all), with merged folders checked on the base branch.
     async fn derive_resources(&self, target: Option<&str>) -> Result<Vec<Resource>, ServiceError> {
-        let rows = self
-            .db
-            .requests_of_kind(RequestKind::Template, target, MAX_REQUESTS)
-            .await?;
+        let rows = self.template_requests(target).await?;
+        self.derive_from(&rows, target).await
+    }
+
+    /// The resources `rows` (the template requests of `target`, or all) made.
+    async fn derive_from(
+        &self,
+        rows: &[RequestRecord],
+        target: Option<&str>,
+    ) -> Result<Vec<Resource>, ServiceError> {
         let facts: Vec<RequestFacts> = rows.iter().map(facts).collect();
         let merged: BTreeSet<&str> = rows
             .iter()
@@ -273,8 +287,10 @@ impl SelfService {
         if principal.viewer.role == Role::Admin {
             return Ok(None);
         }
+        // One read of the requests for both the resources and the files that made them.
+        let rows = self.template_requests(None).await?;
         let mine: Vec<Resource> = self
-            .resources(principal, &ResourceFilter::default())
+            .derive_from(&rows, None)
             .await?
             .into_iter()
             .filter(|r| {
@@ -293,12 +309,9 @@ impl SelfService {
             let Some(namespace) = &r.namespace else {
                 continue;
             };
-            let rows = self
-                .db
-                .requests_of_kind(RequestKind::Template, Some(&r.target), MAX_REQUESTS)
-                .await?;
             let creates = rows.iter().any(|q| {
-                q.state == RequestState::Merged
+                q.target == r.target
+                    && q.state == RequestState::Merged
                     && yaml_documents(q).iter().any(|d| {
                         d["kind"] == "Namespace" && d["metadata"]["name"] == namespace.as_str()
                     })
@@ -315,6 +328,7 @@ impl SelfService {
                     detail: cluster,
                     capacity: None,
                     kubernetes: None,
+                    folder: None,
                 });
             }
         }

@@ -109,6 +109,23 @@ pub(super) fn environment() -> Environment<'static> {
     env
 }
 
+/// The chosen cluster's GitOps folder (`folder` in templates), from the catalog, which checked
+/// it when it loaded (relative names of `[A-Za-z0-9._-]`, no `.` or `..`): printed into a path
+/// as it is, `/` included, where any value's `/` is refused; elsewhere as a string. The whole
+/// path is still checked after rendering.
+#[derive(Debug)]
+struct RepoFolder(String);
+
+impl minijinja::value::Object for RepoFolder {
+    fn repr(self: &std::sync::Arc<Self>) -> minijinja::value::ObjectRepr {
+        minijinja::value::ObjectRepr::Plain
+    }
+
+    fn render(self: &std::sync::Arc<Self>, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// A block of text shown exactly as written: in Markdown a fenced code block whose fence is
 /// longer than any run of backticks inside, so nothing in it can end it early; elsewhere the
 /// text, formatted as any string is.
@@ -235,6 +252,10 @@ fn markdown_escape(s: &mut String, text: &str) {
 
 /// `value` as a YAML flow node that cannot be anything but that one value.
 fn yaml(s: &mut String, value: &Value) -> Result<(), Error> {
+    if let Some(folder) = value.downcast_object_ref::<RepoFolder>() {
+        yaml_quote(s, &folder.0);
+        return Ok(());
+    }
     match value.kind() {
         ValueKind::Undefined => return Err(Error::from(ErrorKind::UndefinedError)),
         ValueKind::None => s.push_str("null"),
@@ -315,6 +336,10 @@ pub fn yaml_quote(out: &mut String, text: &str) {
 
 /// A value printed into a path: a plain name, never a separator or a dot-only segment.
 fn path_value(s: &mut String, value: &Value) -> Result<(), Error> {
+    if let Some(folder) = value.downcast_object_ref::<RepoFolder>() {
+        s.push_str(&folder.0);
+        return Ok(());
+    }
     let text = match value.kind() {
         ValueKind::String => value.as_str().unwrap_or_default().to_owned(),
         ValueKind::Number if value.is_integer() => value.to_string(),
@@ -404,7 +429,9 @@ pub(super) fn render(
                 p.name.clone(),
                 serde_json::to_value(o).unwrap_or(Json::Null),
             );
-            cluster = cluster.or(Some(o));
+            if source.is_cluster() {
+                cluster = cluster.or(Some(o));
+            }
         }
     }
     let mut context = normalized.clone();
@@ -432,12 +459,16 @@ pub(super) fn render(
         }),
     );
 
+    // Where the chosen cluster's files go; undefined for a template that names no cluster.
+    let folder = cluster
+        .and_then(|c| c.folder.clone())
+        .map_or(Value::UNDEFINED, |f| Value::from_object(RepoFolder(f)));
     let run = |name: &str, context: &Map<String, Json>| -> Result<String, RenderError> {
         let t = template
             .env
             .get_template(name)
             .map_err(|e| RenderError::Template(describe(template, name, &e)))?;
-        t.render(Value::from(Serde(context)))
+        t.render(minijinja::context! { folder => folder.clone(), ..Value::from(Serde(context)) })
             .map_err(|e| map_error(template, name, &e, &normalized))
     };
 

@@ -82,7 +82,7 @@ fn workspace(extra: Json) -> Json {
 }
 
 fn database(extra: Json) -> Json {
-    let mut v = json!({"name": "corpus", "namespace": "ws-nlp", "databases": ["corpus"]});
+    let mut v = json!({"name": "corpus", "cluster": "gpu-sp-01", "namespace": "ws-nlp", "databases": ["corpus"]});
     v.as_object_mut()
         .unwrap()
         .extend(extra.as_object().unwrap().clone());
@@ -110,17 +110,17 @@ fn a_gpu_workspace_becomes_a_namespace_and_a_quota_with_the_numbers_asked() {
     )
     .unwrap();
 
-    assert_eq!(r.target, "clusters/gpu-sp-01/workspaces/nlp");
+    assert_eq!(r.target, "apps/sp/gpu-sp-01/workspaces/nlp");
     assert_eq!(r.slug, "gpu-workspace-alice-nlp");
     assert_eq!(
         paths(&r),
         [
-            "clusters/gpu-sp-01/workspaces/nlp/README.md",
-            "clusters/gpu-sp-01/workspaces/nlp/limitrange.yaml",
-            "clusters/gpu-sp-01/workspaces/nlp/namespace.yaml",
-            "clusters/gpu-sp-01/workspaces/nlp/networkpolicy.yaml",
-            "clusters/gpu-sp-01/workspaces/nlp/resourcequota.yaml",
-            "clusters/gpu-sp-01/workspaces/nlp/rolebinding.yaml",
+            "apps/sp/gpu-sp-01/workspaces/nlp/README.md",
+            "apps/sp/gpu-sp-01/workspaces/nlp/limitrange.yaml",
+            "apps/sp/gpu-sp-01/workspaces/nlp/namespace.yaml",
+            "apps/sp/gpu-sp-01/workspaces/nlp/networkpolicy.yaml",
+            "apps/sp/gpu-sp-01/workspaces/nlp/resourcequota.yaml",
+            "apps/sp/gpu-sp-01/workspaces/nlp/rolebinding.yaml",
         ]
     );
     let ns = doc(&r, "namespace.yaml");
@@ -382,13 +382,13 @@ fn a_database_request_becomes_a_cluster_with_one_database_object_per_database() 
     )
     .unwrap();
 
-    assert_eq!(r.target, "databases/ws-nlp/corpus");
+    assert_eq!(r.target, "apps/sp/gpu-sp-01/databases/ws-nlp/corpus");
     assert_eq!(r.slug, "postgres-alice-corpus");
     assert_eq!(
         paths(&r),
         [
-            "databases/ws-nlp/corpus/cluster.yaml",
-            "databases/ws-nlp/corpus/databases.yaml",
+            "apps/sp/gpu-sp-01/databases/ws-nlp/corpus/cluster.yaml",
+            "apps/sp/gpu-sp-01/databases/ws-nlp/corpus/databases.yaml",
         ]
     );
     let cluster = doc(&r, "cluster.yaml");
@@ -1265,5 +1265,29 @@ fn a_value_printed_into_markdown_shows_as_written_and_never_becomes_a_link_html_
     assert_eq!(
         doc(&r, "namespace.yaml")["metadata"]["annotations"]["mirante.dev/purpose"],
         "see [docs](javascript:alert(1)) <img src=x onerror=alert(1)> | a*b*_c_ `x` #1 & ok-1.2"
+    );
+}
+
+#[test]
+fn a_database_goes_under_the_chosen_clusters_gitops_folder() {
+    let r = render(
+        "postgres-cnpg",
+        database(json!({"cluster": "k3s-franca", "namespace": "team-a"})),
+    )
+    .unwrap();
+    assert_eq!(r.target, "apps/franca/k3s-franca/databases/team-a/corpus");
+    assert!(r.files.iter().all(|f| {
+        f.path
+            .starts_with("apps/franca/k3s-franca/databases/team-a/corpus/")
+    }));
+}
+
+#[test]
+fn a_cluster_the_catalog_does_not_record_is_refused_as_a_database_target() {
+    assert_eq!(
+        field_codes(
+            render("postgres-cnpg", database(json!({"cluster": "kube-system"}))).unwrap_err()
+        ),
+        [("cluster".to_owned(), ErrorCode::NotAnOption)]
     );
 }
