@@ -47,6 +47,15 @@ impl Req {
             .map(|(_, v)| v.as_str())
     }
 
+    /// Every value of a query parameter, in order.
+    pub fn query_all(&self, name: &str) -> Vec<&str> {
+        self.query
+            .iter()
+            .filter(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+            .collect()
+    }
+
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
@@ -123,11 +132,23 @@ impl Contract {
             let (param, at) = self.resolve(param, at);
             let name = param["name"].as_str().unwrap_or_default();
             let required = param["required"].as_bool().unwrap_or(false);
+            let schema = &param["schema"];
+            // An array in the query is the parameter repeated (`refs[]=a&refs[]=b`).
+            let is_array = schema["type"] == "array";
             let value = match param["in"].as_str() {
                 Some("path") => params.get(name).cloned(),
                 Some("query") => {
                     declared_query.push(name.to_owned());
-                    req.query(name).map(str::to_owned)
+                    let values = req.query_all(name);
+                    match values.as_slice() {
+                        [] => None,
+                        [one] if !is_array => Some((*one).to_owned()),
+                        _ if is_array => Some(values.join(",")),
+                        _ => {
+                            problems.push(format!("{what}: {name} is given more than once"));
+                            None
+                        }
+                    }
                 }
                 Some("header") => req.header(name).map(str::to_owned),
                 _ => None,
@@ -136,7 +157,16 @@ impl Contract {
                 None if required => problems.push(format!("{what}: {name} is required")),
                 None => {}
                 Some(value) => {
-                    let typed = typed(&param["schema"], &value);
+                    let typed = if is_array && param["in"] == "query" {
+                        Value::Array(
+                            req.query_all(name)
+                                .into_iter()
+                                .map(|v| typed(&schema["items"], v))
+                                .collect(),
+                        )
+                    } else {
+                        typed(schema, &value)
+                    };
                     let validator = self.validator(&format!("{at}/schema"));
                     for error in validator.iter_errors(&typed) {
                         problems.push(format!("{what}: parameter {name}={value}: {error}"));

@@ -193,6 +193,64 @@ fn a_gitlab_commit_with_an_unknown_action_or_field_breaks_the_contract() {
 }
 
 #[test]
+fn a_gitlab_merge_base_needs_two_refs_given_as_the_documented_array() {
+    let mut h = HeaderMap::new();
+    h.insert("private-token", HeaderValue::from_static(TOKEN));
+    let model = GitLabModel::new(super::fake::Repo::seeded());
+    let merge_base = |query: &[(&str, &str)]| {
+        let mut r = req(Method::GET, "", query, h.clone(), None);
+        r.segments = vec![
+            "projects".into(),
+            "infra/devops".into(),
+            "repository".into(),
+            "merge_base".into(),
+        ];
+        model.check(&r)
+    };
+    let (a, b) = ("a".repeat(40), "b".repeat(40));
+
+    assert_eq!(
+        merge_base(&[("refs[]", &a), ("refs[]", &b)]).unwrap().id,
+        "repository/merge_base"
+    );
+    assert!(merge_base(&[("refs[]", &a)]).is_err(), "one ref");
+    assert!(merge_base(&[]).is_err(), "no refs");
+    assert!(
+        merge_base(&[("refs", &a), ("refs", &b)]).is_err(),
+        "refs without []"
+    );
+    assert!(
+        merge_base(&[("refs[]", &a), ("refs[]", "")]).is_err(),
+        "an empty ref"
+    );
+}
+
+#[test]
+fn a_query_parameter_given_twice_where_one_is_documented_breaks_the_contract() {
+    let model = github();
+    let compare = |query: &[(&str, &str)]| {
+        model.check(&req(
+            Method::GET,
+            &format!(
+                "repos/infra/devops/compare/{}...{}",
+                "a".repeat(40),
+                "b".repeat(40)
+            ),
+            query,
+            github_headers(),
+            None,
+        ))
+    };
+
+    assert_eq!(
+        compare(&[("per_page", "1")]).unwrap().id,
+        "repos/compare-commits-with-basehead"
+    );
+    assert!(compare(&[("per_page", "1"), ("per_page", "2")]).is_err());
+    assert!(compare(&[("per_page", "one")]).is_err());
+}
+
+#[test]
 fn a_gitea_change_without_files_or_with_an_unknown_field_breaks_the_contract() {
     let mut h = HeaderMap::new();
     h.insert(

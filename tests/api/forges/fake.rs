@@ -74,6 +74,8 @@ pub trait Model: Send + 'static {
     const HEAD_OP: &'static str;
     /// The operation that lists a tree (a folder).
     const TREE_OP: &'static str;
+    /// The operation that tells whether one commit contains another.
+    const CONTAINS_OP: &'static str;
     /// Which forge this is, for the portal's configuration.
     const KIND: mirante::adapters::forge::ForgeKind;
 
@@ -358,6 +360,10 @@ pub struct Pull {
     pub body: String,
     pub open: bool,
     pub merged: bool,
+    /// The commit the merge made on the base branch: a merge commit, or with `squashed` the
+    /// one commit holding the pull request's changes.
+    pub merge_commit: Option<String>,
+    pub squashed: bool,
 }
 
 /// The repository behind a fake: commits, branches, trees, blobs and pull requests.
@@ -588,8 +594,87 @@ impl Repo {
             body: body.to_owned(),
             open: true,
             merged: false,
+            merge_commit: None,
+            squashed: false,
         });
         number
+    }
+
+    /// Merges pull request `number` as a person would on the forge: a merge commit on its
+    /// base (parents: the base's head, then the branch's tip), or with `squash` one commit
+    /// with the branch's files on the base's head. Returns the commit made.
+    pub fn merge_pull(&mut self, number: u64, squash: bool) -> String {
+        let at = self.pulls.iter().position(|p| p.number == number).unwrap();
+        let (head, base) = (self.pulls[at].head.clone(), self.pulls[at].base.clone());
+        let (base_tip, head_tip) = (self.branches[&base].clone(), self.branches[&head].clone());
+        let mut tree = self.commits[&base_tip].tree.clone();
+        tree.extend(self.commits[&head_tip].tree.clone());
+        let (parents, message) = if squash {
+            (
+                vec![base_tip],
+                format!("{} (#{number})", self.pulls[at].title),
+            )
+        } else {
+            (
+                vec![base_tip, head_tip],
+                format!("Merge pull request #{number} from {head}"),
+            )
+        };
+        let sha = self.add_commit(&parents, tree, &message, ("Ops", "ops@example.org"));
+        self.branches.insert(base, sha.clone());
+        let pull = &mut self.pulls[at];
+        pull.open = false;
+        pull.merged = true;
+        pull.merge_commit = Some(sha.clone());
+        pull.squashed = squash;
+        sha
+    }
+
+    /// Every commit `sha` has in its history, itself included; `None` for an unknown commit.
+    pub fn history(&self, sha: &str) -> Option<std::collections::BTreeSet<String>> {
+        self.commits.get(sha)?;
+        let mut seen = std::collections::BTreeSet::new();
+        let mut queue = vec![sha.to_owned()];
+        while let Some(at) = queue.pop() {
+            if seen.insert(at.clone()) {
+                queue.extend(self.commits[&at].parents.iter().cloned());
+            }
+        }
+        Some(seen)
+    }
+
+    /// Whether `descendant` is `ancestor` or has it in its history; `None` when either is
+    /// not a commit of the repository.
+    pub fn contains(&self, ancestor: &str, descendant: &str) -> Option<bool> {
+        self.commits.get(ancestor)?;
+        Some(self.history(descendant)?.contains(ancestor))
+    }
+
+    /// The best common ancestor of two commits (one no other common ancestor descends from),
+    /// as `git merge-base` finds it; `None` when either is unknown or they share no history.
+    pub fn merge_base(&self, a: &str, b: &str) -> Option<String> {
+        let (of_a, of_b) = (self.history(a)?, self.history(b)?);
+        let common: Vec<&String> = of_a.intersection(&of_b).collect();
+        common
+            .iter()
+            .find(|c| {
+                !common
+                    .iter()
+                    .any(|other| other != *c && self.contains(c, other) == Some(true))
+            })
+            .map(|c| (*c).clone())
+    }
+
+    /// The commits in `head`'s history that are not in `base`'s (`git log base..head`),
+    /// oldest first; empty when either is unknown.
+    pub fn commits_between(&self, base: &str, head: &str) -> Vec<String> {
+        let (Some(of_base), Some(of_head)) = (self.history(base), self.history(head)) else {
+            return Vec::new();
+        };
+        let mut only: Vec<String> = of_head.difference(&of_base).cloned().collect();
+        // Commit ids carry no order; a parent always comes before its children here.
+        only.sort_by_key(|sha| self.history(sha).map_or(0, |h| h.len()));
+        only
     }
 
     /// The open pull request from `head` into `base`, if any.

@@ -144,6 +144,14 @@ pub fn contract() -> &'static Contract {
                         }}}},
                     }
                 },
+                // repoCompareDiff: `basehead` is `base...head` (or `base..head`), each a
+                // branch, a tag or (from Gitea 1.23) a commit id; the answer (`Compare`) holds
+                // `total_commits` and `commits`, those of head not in base counted from their
+                // merge base. https://gitea.com/api/swagger#/repository/repoCompareDiff
+                "/repos/{owner}/{repo}/compare/{basehead}": {"get": {
+                    "operationId": "repoCompareDiff",
+                    "parameters": [owner, repo, path_param("basehead", "string")],
+                }},
                 // repoGetPullRequest
                 "/repos/{owner}/{repo}/pulls/{index}": {"get": {
                     "operationId": "repoGetPullRequest",
@@ -187,6 +195,7 @@ impl GiteaModel {
             "title": pull.title,
             "body": pull.body,
             "merged": pull.merged,
+            "merge_commit_sha": pull.merge_commit.as_ref().filter(|_| pull.merged),
             "html_url": format!("https://gitea.example.org/{OWNER}/{REPO}/pulls/{}", pull.number),
             "head": {"ref": pull.head, "label": pull.head},
             "base": {"ref": pull.base, "label": pull.base},
@@ -201,6 +210,7 @@ impl Model for GiteaModel {
     const FOLDER_FILE_OP: &'static str = "GetBlob";
     const HEAD_OP: &'static str = "repoGetBranch";
     const TREE_OP: &'static str = "GetTree";
+    const CONTAINS_OP: &'static str = "repoCompareDiff";
     const KIND: mirante::adapters::forge::ForgeKind = mirante::adapters::forge::ForgeKind::Gitea;
 
     fn new(repo: Repo) -> Self {
@@ -452,6 +462,35 @@ impl Model for GiteaModel {
                 );
                 let pull = self.repo.pulls.iter().find(|p| p.number == number).unwrap();
                 Answer::new(201, GiteaModel::pull_json(pull))
+            }
+            // A side that is neither a branch, a tag nor a commit of the repository is 404.
+            "repoCompareDiff" => {
+                let basehead = op.param("basehead");
+                let Some((base, head)) = basehead
+                    .split_once("...")
+                    .or_else(|| basehead.split_once(".."))
+                else {
+                    return not_found();
+                };
+                let (Some(base), Some(head)) = (self.repo.resolve(base), self.repo.resolve(head))
+                else {
+                    return not_found();
+                };
+                let commits: Vec<Value> = self
+                    .repo
+                    .commits_between(&base.sha, &head.sha)
+                    .iter()
+                    .map(|sha| {
+                        let commit = &self.repo.commits[sha];
+                        json!({"sha": sha, "url": "", "html_url": "",
+                            "commit": {"message": commit.message},
+                            "parents": commit.parents.iter().map(|p| json!({"sha": p})).collect::<Vec<_>>()})
+                    })
+                    .collect();
+                Answer::new(
+                    200,
+                    json!({"total_commits": commits.len(), "commits": commits}),
+                )
             }
             "repoGetPullRequest" => {
                 let number: u64 = op.param("index").parse().unwrap_or(0);

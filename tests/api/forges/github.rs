@@ -76,6 +76,13 @@ impl GitHubModel {
             "html_url": format!("https://github.com/{OWNER}/{REPO}/pull/{}", pull.number),
             "merged": pull.merged,
             "merged_at": if pull.merged { json!("2026-11-30T12:00:00Z") } else { Value::Null },
+            // Before the merge GitHub names the test merge commit it made for the pull
+            // request, which is on no branch; after, the commit the merge made on the base.
+            "merge_commit_sha": match &pull.merge_commit {
+                Some(sha) if pull.merged => json!(sha),
+                _ if pull.open => json!(Repo::hash("test-merge", &pull.number.to_string())),
+                _ => Value::Null,
+            },
             "head": {"ref": pull.head, "label": format!("{OWNER}:{}", pull.head)},
             "base": {"ref": pull.base, "label": format!("{OWNER}:{}", pull.base)},
         })
@@ -90,6 +97,63 @@ impl GitHubModel {
             "author": {"name": commit.author.0, "email": commit.author.1, "date": "2026-11-30T12:00:00Z"},
             "tree": {"sha": Repo::tree_sha(&commit.tree), "url": ""},
             "parents": commit.parents.iter().map(|p| json!({"sha": p, "url": ""})).collect::<Vec<_>>(),
+        }))
+    }
+
+    /// A commit as the REST commits API shows it (`commit`), for comparisons.
+    fn rest_commit_json(&self, sha: &str) -> Value {
+        let commit = &self.repo.commits[sha];
+        let who = json!({"name": commit.author.0, "email": commit.author.1, "date": "2026-11-30T12:00:00Z"});
+        json!({
+            "url": self.api(&format!("commits/{sha}")),
+            "sha": sha,
+            "node_id": format!("C_{sha}"),
+            "html_url": format!("https://github.com/{OWNER}/{REPO}/commit/{sha}"),
+            "comments_url": self.api(&format!("commits/{sha}/comments")),
+            "commit": {
+                "url": self.api(&format!("git/commits/{sha}")),
+                "author": who, "committer": who, "message": commit.message, "comment_count": 0,
+                "tree": {"sha": Repo::tree_sha(&commit.tree), "url": ""},
+            },
+            "author": Value::Null,
+            "committer": Value::Null,
+            "parents": commit.parents.iter().map(|p| json!({"sha": p, "url": ""})).collect::<Vec<_>>(),
+        })
+    }
+
+    /// https://docs.github.com/en/rest/commits/commits#compare-two-commits: `BASE...HEAD`
+    /// compared from their merge base; `status` says how HEAD stands to BASE. A commit the
+    /// repository does not have is 404.
+    fn compare_json(&self, basehead: &str, per_page: usize) -> Option<Value> {
+        let (base, head) = basehead.split_once("...")?;
+        let (base, head) = (
+            self.repo.resolve(base)?.sha.clone(),
+            self.repo.resolve(head)?.sha.clone(),
+        );
+        let merge_base = self.repo.merge_base(&base, &head)?;
+        let ahead = self.repo.commits_between(&base, &head);
+        let behind = self.repo.commits_between(&head, &base);
+        let status = match (ahead.len(), behind.len()) {
+            (0, 0) => "identical",
+            (_, 0) => "ahead",
+            (0, _) => "behind",
+            _ => "diverged",
+        };
+        let url = |host: &str| format!("https://{host}/{OWNER}/{REPO}/compare/{basehead}");
+        Some(json!({
+            "url": self.api(&format!("compare/{basehead}")),
+            "html_url": url("github.com"),
+            "permalink_url": url("github.com"),
+            "diff_url": url("github.com") + ".diff",
+            "patch_url": url("github.com") + ".patch",
+            "base_commit": self.rest_commit_json(&base),
+            "merge_base_commit": self.rest_commit_json(&merge_base),
+            "status": status,
+            "ahead_by": ahead.len(),
+            "behind_by": behind.len(),
+            "total_commits": ahead.len(),
+            "commits": ahead.iter().take(per_page).map(|c| self.rest_commit_json(c)).collect::<Vec<_>>(),
+            "files": [],
         }))
     }
 
@@ -110,6 +174,7 @@ impl Model for GitHubModel {
     const FOLDER_FILE_OP: &'static str = "git/get-blob";
     const HEAD_OP: &'static str = "git/get-ref";
     const TREE_OP: &'static str = "git/get-tree";
+    const CONTAINS_OP: &'static str = "repos/compare-commits-with-basehead";
     const KIND: mirante::adapters::forge::ForgeKind = mirante::adapters::forge::ForgeKind::Github;
 
     fn new(repo: Repo) -> Self {
@@ -384,6 +449,14 @@ impl Model for GitHubModel {
                 let pull = self.repo.pulls.last().unwrap().clone();
                 debug_assert_eq!(pull.number, number);
                 Answer::new(201, self.pull_json(&pull))
+            }
+            "repos/compare-commits-with-basehead" => {
+                let per_page = req
+                    .query("per_page")
+                    .and_then(|p| p.parse().ok())
+                    .unwrap_or(250);
+                self.compare_json(op.param("basehead"), per_page)
+                    .map_or_else(not_found, |c| Answer::new(200, c))
             }
             "pulls/get" => {
                 let number: u64 = op.param("pull_number").parse().unwrap_or(0);

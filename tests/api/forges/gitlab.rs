@@ -165,6 +165,13 @@ pub fn contract() -> &'static Contract {
                         }}}},
                     }
                 },
+                // https://docs.gitlab.com/api/repositories/#merge-base: `refs` is an array
+                // of commit ids, branch or tag names (`refs[]=a&refs[]=b`), at least two.
+                "/projects/{id}/repository/merge_base": {"get": {
+                    "operationId": "repository/merge_base",
+                    "parameters": [id, query("refs[]", json!({"type": "array", "minItems": 2,
+                        "items": {"type": "string", "minLength": 1}}), true)],
+                }},
                 // https://docs.gitlab.com/api/merge_requests/#get-single-mr
                 "/projects/{id}/merge_requests/{merge_request_iid}": {"get": {
                     "operationId": "merge_requests/get",
@@ -196,6 +203,11 @@ impl GitLabModel {
             "source_branch": pull.head,
             "target_branch": pull.base,
             "web_url": format!("https://gitlab.example.org/{PROJECT}/-/merge_requests/{}", pull.number),
+            // "SHA of the merge request commit. Returns null until merged"; a squashed request
+            // merged without a merge commit names its squash commit only.
+            "squash": pull.squashed,
+            "merge_commit_sha": pull.merge_commit.as_ref().filter(|_| !pull.squashed),
+            "squash_commit_sha": pull.merge_commit.as_ref().filter(|_| pull.squashed),
         })
     }
 
@@ -220,6 +232,7 @@ impl Model for GitLabModel {
     const FOLDER_FILE_OP: &'static str = "files/raw";
     const HEAD_OP: &'static str = "branches/get";
     const TREE_OP: &'static str = "tree/list";
+    const CONTAINS_OP: &'static str = "repository/merge_base";
     const KIND: mirante::adapters::forge::ForgeKind = mirante::adapters::forge::ForgeKind::Gitlab;
 
     fn new(repo: Repo) -> Self {
@@ -468,6 +481,33 @@ impl Model for GitLabModel {
                 );
                 let pull = self.repo.pulls.iter().find(|p| p.number == number).unwrap();
                 Answer::new(201, GitLabModel::mr_json(pull))
+            }
+            // Unknown refs: 400 "Could not find ref(s): …"; no common ancestor: 404.
+            "repository/merge_base" => {
+                let refs = req.query_all("refs[]");
+                let unknown: Vec<&str> = refs
+                    .iter()
+                    .copied()
+                    .filter(|r| self.repo.resolve(r).is_none())
+                    .collect();
+                if !unknown.is_empty() {
+                    let noun = if unknown.len() == 1 { "ref" } else { "refs" };
+                    return Answer::new(
+                        400,
+                        json!({"message": format!("Could not find {noun}: {}", unknown.join(", "))}),
+                    );
+                }
+                let shas: Vec<String> = refs
+                    .iter()
+                    .map(|r| self.repo.resolve(r).unwrap().sha.clone())
+                    .collect();
+                let base = shas[1..].iter().try_fold(shas[0].clone(), |base, other| {
+                    self.repo.merge_base(&base, other)
+                });
+                match base.and_then(|b| self.commit_json(&b)) {
+                    Some(commit) => Answer::new(200, commit),
+                    None => not_found("Merge Base"),
+                }
             }
             "merge_requests/get" => {
                 let number: u64 = op.param("merge_request_iid").parse().unwrap_or(0);

@@ -329,6 +329,13 @@ fn transport_error(what: &str, error: &reqwest::Error) -> ForgeError {
     ForgeError::Unavailable(format!("{what}: {cause}{source}"))
 }
 
+/// Whether `rev` is written as a full commit id (40 hex digits, or 64 in a SHA-256 repository).
+/// The ancestry questions are asked about commits only: a branch or tag name, or a Helm chart
+/// version Argo CD reports as a revision, is answered "cannot tell" without asking the forge.
+pub(crate) fn is_commit_id(rev: &str) -> bool {
+    matches!(rev.len(), 40 | 64) && rev.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
 /// Splits a repository-relative path or branch name into URL segments.
 pub(crate) fn segments(path: &str) -> impl Iterator<Item = &str> {
     path.split('/').filter(|s| !s.is_empty())
@@ -409,6 +416,15 @@ mod tests {
             url.as_str(),
             "https://gitlab.example.org/api/v4/projects/infra%2Fdevops/repository/files/a%20b.yaml"
         );
+    }
+
+    #[test]
+    fn only_full_commit_ids_are_asked_about() {
+        assert!(is_commit_id("0123456789abcdef0123456789ABCDEF01234567"));
+        assert!(is_commit_id(&"a".repeat(64)));
+        for not_one in ["main", "0123456", "1.2.3", &"g".repeat(40), &"a".repeat(41)] {
+            assert!(!is_commit_id(not_one), "{not_one}");
+        }
     }
 
     #[test]

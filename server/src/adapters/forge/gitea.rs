@@ -1,8 +1,9 @@
 //! Gitea and Forgejo (REST API v1; Forgejo keeps Gitea's API for everything used here).
 //!
 //! A branch is made by one call to the ChangeFiles API (`POST /repos/{owner}/{repo}/contents`
-//! with `new_branch`), which commits every file at once; pull requests use the pulls API.
-//! Endpoints as published in the instance's own `/api/swagger` (e.g.
+//! with `new_branch`), which commits every file at once; pull requests use the pulls API, which
+//! names a merged pull request's merge commit, and the compare API tells whether one commit
+//! contains another. Endpoints as published in the instance's own `/api/swagger` (e.g.
 //! <https://gitea.com/api/swagger>, <https://codeberg.org/api/swagger>).
 
 use std::{collections::BTreeSet, time::Duration};
@@ -17,7 +18,10 @@ use url::Url;
 use super::{
     BranchSpec, DirLimits, DirRead, Forge, ForgeError, ForgeKind, ForgeResult, PullRequest,
     PullRequestSpec, PullRequestState,
-    client::{Api, TreeEntry, decode_base64_text, encode_base64, read_listed_blobs, segments},
+    client::{
+        Api, TreeEntry, decode_base64_text, encode_base64, is_commit_id, read_listed_blobs,
+        segments,
+    },
     github::split_owner_repo,
     is_hidden,
 };
@@ -96,7 +100,16 @@ struct Pull {
     state: String,
     #[serde(default)]
     merged: bool,
+    /// The commit the merge made on the base branch; set once merged.
+    #[serde(default)]
+    merge_commit_sha: Option<String>,
     head: PullHead,
+}
+
+/// What the compare API answers (`Compare`): the commits of `head` not in `base`.
+#[derive(Deserialize)]
+struct Compare {
+    total_commits: u64,
 }
 
 #[derive(Deserialize)]
@@ -459,5 +472,40 @@ impl Forge for Gitea {
             .get::<Pull>(self.repo_url(["pulls", number.as_str()]))
             .await
             .map(PullRequest::from)
+    }
+
+    /// A merged pull request's `merge_commit_sha`; `None` while it is not merged, or for an
+    /// unknown number.
+    async fn merge_commit(&self, number: u64) -> ForgeResult<Option<String>> {
+        let number = number.to_string();
+        let pull: Option<Pull> = self
+            .api
+            .get_optional(self.repo_url(["pulls", number.as_str()]))
+            .await?;
+        Ok(pull
+            .filter(|p| p.merged)
+            .and_then(|p| p.merge_commit_sha)
+            .filter(|sha| !sha.is_empty()))
+    }
+
+    /// `GET /repos/{owner}/{repo}/compare/{descendant}...{ancestor}` (`repoCompareDiff`):
+    /// the commits of the ancestor that the descendant lacks, counted from their merge base.
+    /// None (`total_commits` 0) means the descendant contains the ancestor; any means it does
+    /// not. Asked this way round, the answer holds no commit in the usual case, where the
+    /// deployed revision already has the merge. The compare API takes commit ids from Gitea
+    /// 1.23 on (Forgejo likewise where its compare takes them); Gitea 1.22 compares branches
+    /// and tags only, and older releases have no such endpoint: those answer 404, as does a
+    /// commit the forge does not have, and the answer is "cannot tell".
+    async fn contains(&self, ancestor: &str, descendant: &str) -> ForgeResult<Option<bool>> {
+        if !is_commit_id(ancestor) || !is_commit_id(descendant) {
+            return Ok(None);
+        }
+        let basehead = format!("{descendant}...{ancestor}");
+        let url = self.repo_url(["compare", basehead.as_str()]);
+        Ok(self
+            .api
+            .get_optional::<Compare>(url)
+            .await?
+            .map(|c| c.total_commits == 0))
     }
 }

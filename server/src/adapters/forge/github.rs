@@ -3,8 +3,10 @@
 //! A branch is made with the git data API in one commit: read the base branch's ref and
 //! commit, create a blob per file, a tree on top of the base commit's tree, the commit, and
 //! finally the ref — so the branch appears only once its commit is complete. Pull requests
-//! use the pulls API. Endpoints: <https://docs.github.com/en/rest/git> and
-//! <https://docs.github.com/en/rest/pulls/pulls>.
+//! use the pulls API; a merged pull request names its merge commit (`merge_commit_sha`), and
+//! the compare API tells whether one commit contains another. Endpoints:
+//! <https://docs.github.com/en/rest/git>, <https://docs.github.com/en/rest/pulls/pulls> and
+//! <https://docs.github.com/en/rest/commits/commits#compare-two-commits>.
 
 use std::time::Duration;
 
@@ -18,7 +20,7 @@ use url::Url;
 use super::{
     BranchSpec, DirLimits, DirRead, Forge, ForgeError, ForgeKind, ForgeResult, PullRequest,
     PullRequestSpec, PullRequestState,
-    client::{Api, Blob, TreeEntry, decode_base64_text, read_listed_blobs, segments},
+    client::{Api, Blob, TreeEntry, decode_base64_text, is_commit_id, read_listed_blobs, segments},
     is_hidden,
 };
 
@@ -64,7 +66,23 @@ struct Pull {
     merged: Option<bool>,
     #[serde(default)]
     merged_at: Option<String>,
+    /// Before the merge, GitHub's test merge commit; after it, the commit the merge made on
+    /// the base branch (the merge commit, the squashed commit, or the last rebased commit).
+    #[serde(default)]
+    merge_commit_sha: Option<String>,
     head: PullHead,
+}
+
+impl Pull {
+    fn is_merged(&self) -> bool {
+        self.merged == Some(true) || self.merged_at.is_some()
+    }
+}
+
+/// What the compare API says of `base...head` (`commit-comparison`): only the status is read.
+#[derive(Deserialize)]
+struct Comparison {
+    status: String,
 }
 
 #[derive(Deserialize)]
@@ -75,7 +93,7 @@ struct PullHead {
 
 impl From<Pull> for PullRequest {
     fn from(pull: Pull) -> Self {
-        let state = if pull.merged == Some(true) || pull.merged_at.is_some() {
+        let state = if pull.is_merged() {
             PullRequestState::Merged
         } else if pull.state == "open" {
             PullRequestState::Open
@@ -443,6 +461,43 @@ impl Forge for GitHub {
             .get::<Pull>(self.repo_url(["pulls", number.as_str()]))
             .await
             .map(PullRequest::from)
+    }
+
+    /// `merge_commit_sha` of the pull request, read only once it is merged (before, it names
+    /// GitHub's test merge commit, which is on no branch); `None` for an unknown number.
+    async fn merge_commit(&self, number: u64) -> ForgeResult<Option<String>> {
+        let number = number.to_string();
+        let pull: Option<Pull> = self
+            .api
+            .get_optional(self.repo_url(["pulls", number.as_str()]))
+            .await?;
+        Ok(pull
+            .filter(Pull::is_merged)
+            .and_then(|p| p.merge_commit_sha)
+            .filter(|sha| !sha.is_empty()))
+    }
+
+    /// `GET /repos/{owner}/{repo}/compare/{ancestor}...{descendant}` (one page of one commit:
+    /// only the status is read): `identical` or `ahead` (the descendant is the ancestor or
+    /// has it in its history) contains it, `behind` or `diverged` does not. A commit GitHub
+    /// does not have is answered 404: cannot tell.
+    async fn contains(&self, ancestor: &str, descendant: &str) -> ForgeResult<Option<bool>> {
+        if !is_commit_id(ancestor) || !is_commit_id(descendant) {
+            return Ok(None);
+        }
+        let basehead = format!("{ancestor}...{descendant}");
+        let mut url = self.repo_url(["compare", basehead.as_str()]);
+        url.query_pairs_mut().append_pair("per_page", "1");
+        let Some(comparison) = self.api.get_optional::<Comparison>(url).await? else {
+            return Ok(None);
+        };
+        match comparison.status.as_str() {
+            "identical" | "ahead" => Ok(Some(true)),
+            "behind" | "diverged" => Ok(Some(false)),
+            other => Err(ForgeError::Other(format!(
+                "github: comparing {basehead}: unexpected status {other:?}"
+            ))),
+        }
     }
 }
 

@@ -2,7 +2,9 @@
 //!
 //! The project is addressed by its URL-encoded path. A branch is made by one call to the
 //! commits API with `start_branch` and one action per file (`create`, or `update` when the
-//! file is on the base branch); merge requests use the merge requests API. Endpoints:
+//! file is on the base branch); merge requests use the merge requests API, which names a merged
+//! request's merge (or squash) commit, and the repository's merge base tells whether one commit
+//! contains another. Endpoints:
 //! <https://docs.gitlab.com/api/commits/#create-a-commit-with-multiple-files-and-actions>,
 //! <https://docs.gitlab.com/api/merge_requests/>, <https://docs.gitlab.com/api/branches/>,
 //! <https://docs.gitlab.com/api/repository_files/>, <https://docs.gitlab.com/api/repositories/>.
@@ -19,7 +21,7 @@ use url::Url;
 use super::{
     BranchSpec, DirLimits, DirRead, Forge, ForgeError, ForgeKind, ForgeResult, PullRequest,
     PullRequestSpec, PullRequestState,
-    client::{Api, decode_base64_text},
+    client::{Api, decode_base64_text, is_commit_id},
     is_hidden,
 };
 
@@ -74,6 +76,12 @@ struct MergeRequest {
     web_url: String,
     state: String,
     source_branch: String,
+    /// The merge commit on the target branch; `null` until merged, and for a fast-forward merge.
+    #[serde(default)]
+    merge_commit_sha: Option<String>,
+    /// The squashed commit of a request merged with squashing; `null` otherwise.
+    #[serde(default)]
+    squash_commit_sha: Option<String>,
 }
 
 impl From<MergeRequest> for PullRequest {
@@ -511,6 +519,50 @@ impl Forge for GitLab {
             .get::<MergeRequest>(self.project_url(["merge_requests", number.as_str()]))
             .await
             .map(PullRequest::from)
+    }
+
+    /// A merged request's `merge_commit_sha`, or its `squash_commit_sha` when it was squashed
+    /// onto the target without a merge commit. A request merged by fast-forward without
+    /// squashing names neither (its own commits are on the target): `None`, as for an open
+    /// request or an unknown number.
+    async fn merge_commit(&self, number: u64) -> ForgeResult<Option<String>> {
+        let number = number.to_string();
+        let mr: Option<MergeRequest> = self
+            .api
+            .get_optional(self.project_url(["merge_requests", number.as_str()]))
+            .await?;
+        Ok(mr.filter(|mr| mr.state == "merged").and_then(|mr| {
+            [mr.merge_commit_sha, mr.squash_commit_sha]
+                .into_iter()
+                .flatten()
+                .find(|sha| !sha.is_empty())
+        }))
+    }
+
+    /// `GET /projects/:id/repository/merge_base?refs[]=ancestor&refs[]=descendant`
+    /// (<https://docs.gitlab.com/api/repositories/#merge-base>): the descendant contains the
+    /// ancestor exactly when their merge base is the ancestor itself. The compare endpoint is
+    /// not used: it answers the commits and diffs between two refs but not their merge base,
+    /// so ancestry would have to be inferred from commit lists. A commit GitLab does not have
+    /// is answered 400 "Could not find ref…", two commits without common history 404: cannot
+    /// tell.
+    async fn contains(&self, ancestor: &str, descendant: &str) -> ForgeResult<Option<bool>> {
+        if !is_commit_id(ancestor) || !is_commit_id(descendant) {
+            return Ok(None);
+        }
+        let mut url = self.project_url(["repository", "merge_base"]);
+        url.query_pairs_mut()
+            .append_pair("refs[]", ancestor)
+            .append_pair("refs[]", descendant);
+        let reply = self.api.send::<()>(Method::GET, url, None).await?;
+        if reply.status == StatusCode::NOT_FOUND
+            || (reply.status == StatusCode::BAD_REQUEST
+                && reply.message().contains("Could not find"))
+        {
+            return Ok(None);
+        }
+        let base: CommitId = reply.json()?;
+        Ok(Some(base.id.eq_ignore_ascii_case(ancestor)))
     }
 }
 

@@ -235,17 +235,21 @@ pub trait Forge: Send + Sync {
     /// The pull request numbered `number`, as it stands now.
     async fn pull_request(&self, number: u64) -> ForgeResult<PullRequest>;
 
-    /// The commit a merged pull request made on its base branch, where the forge tells it;
-    /// `None` when it does not (the hosted forges here: the follower then takes the base
-    /// branch's head when it first sees the merge, which contains it).
+    /// The commit a merged pull request made on its base branch, where the forge tells it:
+    /// the local forge's record, GitHub's and Gitea's `merge_commit_sha`, GitLab's merge or
+    /// squash commit. `None` while the pull request is not merged, for an unknown number, and
+    /// where the forge names no such commit (a GitLab fast-forward merge): the follower then
+    /// takes the base branch's head when it first sees the merge, which contains it.
     async fn merge_commit(&self, number: u64) -> ForgeResult<Option<String>> {
         let _ = number;
         Ok(None)
     }
 
-    /// Whether the commit `descendant` contains `ancestor` (is it or descends from it);
-    /// `None` when the forge cannot tell (the hosted forges here, or a commit it does not
-    /// have).
+    /// Whether the commit `descendant` contains `ancestor` (is it or descends from it), both
+    /// full commit ids: git on the local forge, GitHub's and Gitea's compare API, GitLab's
+    /// merge base. `None` when the forge cannot tell: a commit it does not have, a revision
+    /// that is not a commit id, a Gitea without a compare API that takes commit ids; the
+    /// follower then counts only the merge commit itself and the base branch's head.
     async fn contains(&self, ancestor: &str, descendant: &str) -> ForgeResult<Option<bool>> {
         let _ = (ancestor, descendant);
         Ok(None)
