@@ -74,6 +74,12 @@ pub struct TestApp {
     pub worker: std::sync::Arc<mirante::app::selfservice::worker::Worker>,
     /// `http://<metrics address>` when the test configured `metrics_bind`.
     pub metrics_address: Option<String>,
+    /// The configuration the server was built with, for [`TestApp::restart`].
+    config: Config,
+    /// Stops the server: sent by [`TestApp::restart`], dropped with the app.
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    /// The server's run, which ends once it has stopped.
+    running: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
     _catalog_dir: Option<TempDir>,
     _data_dir: TempDir,
     // Dropped last: drops the PostgreSQL database after the server's pool is gone from use.
@@ -245,18 +251,32 @@ pub async fn spawn_configured(
     };
     config.catalog = catalog_dir.as_ref().map(|d| d.path().to_owned());
 
+    start(config, configure, catalog_dir, data_dir, pg).await
+}
+
+/// Builds and runs a server with `config` after `configure`, on a fresh port.
+async fn start(
+    mut config: Config,
+    configure: impl FnOnce(&mut Config, u16),
+    catalog_dir: Option<TempDir>,
+    data_dir: TempDir,
+    pg: Option<PgTestDatabase>,
+) -> TestApp {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     configure(&mut config, port);
-    let app = Application::build_with_listener(config, listener)
+    let app = Application::build_with_listener(config.clone(), listener)
         .await
         .expect("the server failed to build");
     let address = format!("http://127.0.0.1:{port}");
     let db = app.state().db.clone();
     let worker = app.state().worker.clone();
     let metrics_address = app.metrics_addr().map(|a| format!("http://{a}"));
-    // Runs until the test's runtime ends; no signal handling in tests.
-    tokio::spawn(app.run_until(std::future::pending()));
+    // Runs until the app is restarted or dropped; no signal handling in tests.
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = tokio::spawn(app.run_until(async move {
+        let _ = stopped.await;
+    }));
     let token = seed_token(&db, "test-admin", &["portal-admins"]).await;
     let mut headers = reqwest::header::HeaderMap::new();
     headers.insert(
@@ -280,9 +300,39 @@ pub async fn spawn_configured(
         data_dir: data_dir.path().to_owned(),
         worker,
         metrics_address,
+        config,
+        stop: Some(stop),
+        running: Some(running),
         _catalog_dir: catalog_dir,
         _data_dir: data_dir,
         _pg: pg,
+    }
+}
+
+impl TestApp {
+    /// Stops the server, waits until it has, and starts a new one on the same data directory,
+    /// database and catalog, with its configuration adjusted by `configure` (on a new port):
+    /// a portal restarted mid-way. Clients of the old server must sign in again.
+    pub async fn restart(mut self, configure: impl FnOnce(&mut Config, u16)) -> TestApp {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(running) = self.running.take() {
+            running
+                .await
+                .expect("the server's run panicked")
+                .expect("the server did not stop cleanly");
+        }
+        let mut config = self.config.clone();
+        config.bind = "127.0.0.1:0".parse().unwrap();
+        start(
+            config,
+            configure,
+            self._catalog_dir.take(),
+            std::mem::replace(&mut self._data_dir, TempDir::new().unwrap()),
+            self._pg.take(),
+        )
+        .await
     }
 }
 

@@ -8,14 +8,75 @@ import { chromium } from 'playwright-core';
 
 const BIN = process.env.MIRANTE_BIN;
 const SITE_ROOT = process.env.LEPTOS_SITE_ROOT;
+const FAKE_ARGOCD_BIN = process.env.FAKE_ARGOCD_BIN;
+/** The Bearer token the fake Argo CD accepts (`mirante_tests::argocd::TOKEN`). */
+const ARGOCD_TOKEN = 'argocd-follow-token';
+
+/** Resolves with the first match of `pattern` in what `child` prints, within 60 s. */
+function waitForLine(child, pattern, what) {
+  let log = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${what} did not start in 60 s:\n${log}`)), 60_000);
+    const onData = (chunk) => {
+      log += chunk.toString();
+      const m = log.match(pattern);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${what} exited with ${code}:\n${log}`));
+    });
+  });
+}
+
+/**
+ * Starts the fake Argo CD (`tests/argocd`, built by `cargo xtask test`) for the git monorepo
+ * at `monorepo`: it answers as Argo CD running that monorepo's ApplicationSets would, a merged
+ * folder synced at once and healthy `settleMs` later, and checks every request against Argo
+ * CD's API description. `report()` is what it saw and every request that broke that contract.
+ */
+export async function startFakeArgo(monorepo, settleMs = 2000) {
+  if (!FAKE_ARGOCD_BIN) throw new Error('FAKE_ARGOCD_BIN must be set (cargo xtask test does)');
+  const child = spawn(FAKE_ARGOCD_BIN, [monorepo, String(settleMs)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const url = await waitForLine(child, /listening (http:\/\/127\.0\.0\.1:\d+)/, 'the fake Argo CD');
+  return {
+    url,
+    token: ARGOCD_TOKEN,
+    async report() {
+      const res = await fetch(`${url}/_fake/report`);
+      return res.json();
+    },
+    async stop() {
+      child.kill('SIGTERM');
+      await new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r() : child.on('exit', r)));
+    },
+  };
+}
 
 /**
  * Starts `mirante serve` on 127.0.0.1:0 with a fresh SQLite data dir; resolves with its URL and
- * the data dir (which holds the local monorepo, `monorepo/`).
+ * the data dir (which holds the local monorepo, `monorepo/`). With `{ argocd: true }` it
+ * follows merged resources in a fake Argo CD for that monorepo ([`startFakeArgo`], as
+ * `portal.argocd`), checked every second.
  */
-export async function startPortal(extraEnv = {}) {
+export async function startPortal(extraEnv = {}, { argocd = false } = {}) {
   if (!BIN || !SITE_ROOT) throw new Error('MIRANTE_BIN and LEPTOS_SITE_ROOT must be set (cargo xtask test does)');
   const dataDir = mkdtempSync(join(tmpdir(), 'mirante-browser-'));
+  const fake = argocd ? await startFakeArgo(join(dataDir, 'monorepo')) : null;
+  if (fake) {
+    extraEnv = {
+      MIRANTE_ARGOCD_URL: fake.url,
+      MIRANTE_ARGOCD_TOKEN: fake.token,
+      MIRANTE_ARGOCD_POLL_SECS: '1',
+      MIRANTE_ARGOCD_POLL_MAX_SECS: '2',
+      ...extraEnv,
+    };
+  }
   const env = { ...process.env };
   // The embedded SQLite database under the fresh data dir, whatever the caller's shell has.
   delete env.DATABASE_URL;
@@ -32,30 +93,15 @@ export async function startPortal(extraEnv = {}) {
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let log = '';
-  const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`portal did not start in 60 s:\n${log}`)), 60_000);
-    const onData = (chunk) => {
-      log += chunk.toString();
-      const m = log.match(/listening http\.addr=(127\.0\.0\.1:\d+)/);
-      if (m) {
-        clearTimeout(timer);
-        resolve(`http://${m[1]}`);
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`portal exited with ${code}:\n${log}`));
-    });
-  });
+  const url = `http://${await waitForLine(child, /listening http\.addr=(127\.0\.0\.1:\d+)/, 'the portal')}`;
   return {
     url,
     dataDir,
+    argocd: fake,
     async stop() {
       child.kill('SIGTERM');
       await new Promise((r) => (child.exitCode !== null ? r() : child.on('exit', r)));
+      await fake?.stop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
@@ -88,6 +134,29 @@ export async function launchBrowser(options = {}) {
   };
 }
 
+/**
+ * Calls `onFailure` for each request of `page` that failed, except a fetch that a later
+ * navigation of the whole page cut off: the browser aborts what the page it leaves still had in
+ * flight (a self-refreshing page's next check), and nobody is left to see its answer.
+ */
+function onRequestFailed(page, onFailure) {
+  let navigatedAt = 0;
+  page.on('request', (req) => {
+    if (req.isNavigationRequest() && req.frame() === page.mainFrame()) navigatedAt = Date.now();
+  });
+  const started = new WeakMap();
+  page.on('request', (req) => started.set(req, Date.now()));
+  page.on('requestfailed', (req) => {
+    const text = req.failure()?.errorText ?? '';
+    const cutOff =
+      text.includes('ERR_ABORTED') &&
+      !req.isNavigationRequest() &&
+      navigatedAt > 0 &&
+      (started.get(req) ?? 0) <= navigatedAt;
+    onFailure(req, cutOff);
+  });
+}
+
 /** Collects console errors and failed requests of a page, to assert there are none. */
 export function watchErrors(page) {
   const errors = [];
@@ -95,7 +164,9 @@ export function watchErrors(page) {
     if (msg.type() === 'error') errors.push(`console: ${msg.text()}`);
   });
   page.on('pageerror', (err) => errors.push(`pageerror: ${err.message}`));
-  page.on('requestfailed', (req) => errors.push(`requestfailed: ${req.url()} ${req.failure()?.errorText}`));
+  onRequestFailed(page, (req, cutOff) => {
+    if (!cutOff) errors.push(`requestfailed: ${req.url()} ${req.failure()?.errorText}`);
+  });
   return errors;
 }
 
@@ -142,9 +213,9 @@ export function watchPortal(page) {
   page.on('pageerror', (err) => errors.push(`pageerror on ${page.url()}: ${err.message}`));
   page.on('request', () => bump(1));
   page.on('requestfinished', () => bump(-1));
-  page.on('requestfailed', (req) => {
+  onRequestFailed(page, (req, cutOff) => {
     bump(-1);
-    errors.push(`requestfailed: ${req.url()} ${req.failure()?.errorText}`);
+    if (!cutOff) errors.push(`requestfailed: ${req.url()} ${req.failure()?.errorText}`);
   });
   page.on('response', async (res) => {
     if (new URL(res.url()).pathname.startsWith('/_fn/') && res.status() >= 400) {

@@ -1,6 +1,7 @@
 // Self-service end to end in a real browser: a researcher asks for a GPU workspace and a
 // PostgreSQL database through the forms, an admin approves both, the worker opens two branches
-// in the local monorepo holding exactly the previewed files, and the admin merges one.
+// in the local monorepo holding exactly the previewed files, and the admin merges one, which a
+// fake Argo CD running the monorepo's ApplicationSets then applies, until it is live.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,7 +18,7 @@ let rui;
 let ada;
 
 before(async () => {
-  portal = await startPortal();
+  portal = await startPortal({}, { argocd: true });
   rui = await launchBrowser();
   ada = await launchBrowser();
   await signIn(rui.context, portal.url, 'Rui Researcher');
@@ -27,7 +28,13 @@ before(async () => {
 after(async () => {
   await rui?.close();
   await ada?.close();
+  // Every request the portal sent Argo CD is one its API description documents.
+  const report = await portal?.argocd?.report();
   await portal?.stop();
+  if (report) {
+    assert.ok(report.seen.length > 0, 'Argo CD was asked');
+    assert.deepEqual(report.problems, [], 'requests and answers keep to Argo CD\'s API description');
+  }
 });
 
 function git(...args) {
@@ -107,11 +114,11 @@ test('a researcher requests a 1-GPU workspace; the database form offers no names
   });
   assert.ok(Object.keys(previews.gpu).length >= 2, `files: ${Object.keys(previews.gpu)}`);
   for (const path of Object.keys(previews.gpu)) {
-    assert.match(path, /^clusters\/gpu-sp-01\/workspaces\/nlp\//);
+    assert.match(path, /^apps\/sp\/gpu-sp-01\/workspaces\/nlp\//);
   }
-  assert.match(await page.locator('code.target').innerText(), /clusters\/gpu-sp-01\/workspaces\/nlp/);
+  assert.match(await page.locator('code.target').innerText(), /apps\/sp\/gpu-sp-01\/workspaces\/nlp/);
   assert.ok(Object.values(previews.gpu).some((c) => /nvidia\.com\/gpu/.test(c)), 'a GPU quota');
-  const binding = previews.gpu['clusters/gpu-sp-01/workspaces/nlp/rolebinding.yaml'] ?? '';
+  const binding = previews.gpu['apps/sp/gpu-sp-01/workspaces/nlp/rolebinding.yaml'] ?? '';
   assert.match(binding, /kind: RoleBinding/);
   assert.match(binding, /name: "oidc:rui"/, 'Rui, as the cluster names him, is bound in the namespace');
   assert.ok(await page.locator('.diff .add').count(), 'added lines are marked');
@@ -139,6 +146,8 @@ test('a researcher requests a 1-GPU workspace; the database form offers no names
   await page.goto(`${portal.url}/self-service/postgres-cnpg`, { waitUntil: 'load' });
   await waitForHydration(page);
   assert.deepEqual(await namespaceChoices(page), []);
+  await page.locator('[name="cluster"]').selectOption('gpu-sp-01');
+  await page.locator('.no-namespace a').waitFor();
   assert.deepEqual(errors, []);
   await page.close();
 });
@@ -246,7 +255,7 @@ test('the admin merges one request after a confirmation that names what is merge
   await page.locator('summary.merge-open').click();
   const what = await page.locator('.merge-what').innerText();
   assert.match(what, /mirante\/\d+-/, `the branch is named: ${what}`);
-  assert.match(what, /clusters\/gpu-sp-01\/workspaces\/nlp/, `the target is named: ${what}`);
+  assert.match(what, /apps\/sp\/gpu-sp-01\/workspaces\/nlp/, `the target is named: ${what}`);
   const listed = await page.locator('.merge-files code').allInnerTexts();
   assert.deepEqual(listed.sort(), Object.keys(previews.gpu).sort(), 'every file to be merged is listed');
   await page.locator('button.merge').click();
@@ -261,13 +270,27 @@ test('the admin merges one request after a confirmation that names what is merge
   assert.deepEqual(errors, []);
   await page.close();
 
+  // Merged, and then on its way in Argo CD: the page may see either first.
   await resources.waitForFunction(
-    (sel) => document.querySelector(sel)?.dataset.state === 'merged',
+    (sel) => ['merged', 'syncing', 'live'].includes(document.querySelector(sel)?.dataset.state),
     card,
     { timeout: 60_000 },
   );
   assert.equal(await resources.evaluate(() => window.__notReloaded), true, 'no reload');
-  // Once merged it says how to reach it: the kubeconfig for ws-nlp and the commands.
+  // Argo CD applies the merged folder through the cluster's ApplicationSet: the card goes on
+  // by itself to live, naming the Application and the revision it runs.
+  await resources.waitForFunction(
+    (sel) => document.querySelector(sel)?.dataset.state === 'live',
+    card,
+    { timeout: 60_000 },
+  );
+  assert.equal(await resources.evaluate(() => window.__notReloaded), true, 'no reload');
+  const merge = git('rev-parse', 'main').trim();
+  const deployed = await resources.locator(`${card} .deployment`).innerText();
+  assert.match(deployed, /mirante-apps-sp-gpu-sp-01-workspaces-nlp/, `the application is named: ${deployed}`);
+  assert.ok(deployed.includes(merge.slice(0, 7)), `the merge's revision is shown: ${deployed}`);
+  assert.equal(await resources.locator(`${card} [data-deployment="error"]`).count(), 0);
+  // Live, it says how to reach it: the kubeconfig for ws-nlp and the commands.
   await resources.locator(`${card} details.kubeconfig summary`).click();
   assert.match(await resources.locator(`${card} details.kubeconfig pre`).innerText(), /namespace: ws-nlp/);
   assert.match(await resources.locator(`${card} pre.commands`).innerText(), /kubectl -n ws-nlp get pods/);
@@ -281,8 +304,16 @@ test("once the workspace is merged, Rui's database form offers its namespace and
   await page.goto(`${portal.url}/self-service/postgres-cnpg`, { waitUntil: 'load' });
   await waitForHydration(page);
   assert.deepEqual(await namespaceChoices(page), ['ws-nlp']);
+  // The list follows the cluster: ws-nlp is on gpu-sp-01, none of Rui's is on k3s-franca.
+  await page.locator('[name="cluster"]').selectOption('k3s-franca');
+  await page.locator('.no-namespace').waitFor();
+  assert.deepEqual(await namespaceChoices(page), []);
+  await page.locator('[name="cluster"]').selectOption('gpu-sp-01');
+  await page.locator('.no-namespace').waitFor({ state: 'detached' });
+  assert.deepEqual(await namespaceChoices(page), ['ws-nlp']);
   previews.pg = await fillAndPreview(page, 'postgres-cnpg', {
     name: 'appdb',
+    cluster: 'gpu-sp-01',
     namespace: 'ws-nlp',
     databases: 'app',
   });
@@ -294,7 +325,7 @@ test("once the workspace is merged, Rui's database form offers its namespace and
   assert.deepEqual(errors, []);
   // Someone else's namespace, sent without the form, is refused by the server.
   const res = await page.goto(
-    `${portal.url}/self-service/postgres-cnpg/preview?name=x&namespace=kube-system&databases=app`,
+    `${portal.url}/self-service/postgres-cnpg/preview?name=x&cluster=gpu-sp-01&namespace=kube-system&databases=app`,
     { waitUntil: 'load' },
   );
   assert.equal(res.status(), 422);
@@ -328,7 +359,7 @@ test('a second 1-GPU workspace on the full cluster is refused with the numbers',
 
 test("a researcher cannot open an admin's request", async () => {
   const admin = await ada.context.newPage();
-  await fillAndPreview(admin, 'postgres-cnpg', { name: 'adadb', namespace: 'ws-ada', databases: 'lab' });
+  await fillAndPreview(admin, 'postgres-cnpg', { name: 'adadb', cluster: 'k3s-franca', namespace: 'ws-ada', databases: 'lab' });
   const adaRequest = await submit(admin);
   assert.equal(await admin.locator('button.approve').count(), 1, 'admins decide');
   await admin.close();
@@ -351,6 +382,7 @@ test('the request form works without JavaScript: preview, submit, request page',
     // A database: the cluster's only GPU is taken by now.
     await page.goto(`${portal.url}/self-service/postgres-cnpg`, { waitUntil: 'load' });
     await page.locator('[name="name"]').fill('offline');
+    await page.locator('[name="cluster"]').selectOption('gpu-sp-01');
     await page.locator('[name="namespace"]').selectOption('ws-nlp');
     await page.locator('[name="databases"]').fill('app');
     await page.locator('form.ss-form button[type="submit"]').click();

@@ -424,10 +424,25 @@ fn test() -> Result<()> {
     oidc.args(["--test", "--test-timeout=60000"])
         .current_dir("tests/oidc");
     run_cmd(&mut oidc)?;
+    // The fake Argo CD the self-service browser tests follow merged resources in.
+    sh(
+        &cargo(),
+        [
+            "build",
+            "--package",
+            "mirante-tests",
+            "--bin",
+            "fake-argocd",
+        ],
+    )?;
     let mut node = Command::new("node");
     node.args(["--test", "--test-concurrency=1", "--test-timeout=300000"])
         .current_dir("tests/browser")
         .env("MIRANTE_BIN", server_bin("debug"))
+        .env(
+            "FAKE_ARGOCD_BIN",
+            target_dir().join("debug").join("fake-argocd"),
+        )
         .env("LEPTOS_SITE_ROOT", site_root());
     run_cmd(&mut node)
 }

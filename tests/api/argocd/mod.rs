@@ -1,7 +1,5 @@
 //! Following a resource past the merge in Argo CD: the real server with the local forge (a
-//! real git monorepo) and a fake Argo CD held to Argo CD's API description ([`fake`]).
-
-pub mod fake;
+//! real git monorepo) and a fake Argo CD held to Argo CD's API description (`mirante_tests::argocd`).
 
 use std::time::{Duration, Instant};
 
@@ -12,9 +10,9 @@ use serde_json::{Value, json};
 
 use crate::helpers::*;
 use crate::requests::wait_for_state;
-use fake::{AppStatus, FakeArgo, TOKEN, application};
+use mirante_tests::argocd::{AppStatus, FakeArgo, TOKEN, application};
 
-const TARGET: &str = "clusters/gpu-sp-01/workspaces/nlp";
+const TARGET: &str = "apps/sp/gpu-sp-01/workspaces/nlp";
 
 fn follow_with(argocd: &str) -> impl FnOnce(&mut Config, u16) {
     let url = argocd.to_owned();
@@ -67,7 +65,7 @@ fn merge_and_before(app: &TestApp) -> (String, String) {
 }
 
 /// Reads the resource until `done` holds for it (at most 30 s), and returns it.
-async fn resource_until(
+pub(crate) async fn resource_until(
     app: &TestApp,
     client: &reqwest::Client,
     id: i64,
@@ -120,7 +118,7 @@ on_both_databases! {
 
         // No Application for the folder yet: still merged, and it says why.
         let waiting = resource_until(&app, &rui, id, "said it has no application", |r| {
-            r["deployment"]["error"].as_str().is_some_and(|e| e.starts_with("no Argo CD application deploys clusters/gpu-sp-01/workspaces/nlp"))
+            r["deployment"]["error"].as_str().is_some_and(|e| e.starts_with("no Argo CD application deploys apps/sp/gpu-sp-01/workspaces/nlp"))
         }).await;
         assert_eq!(waiting["state"], "merged", "{waiting}");
         assert_eq!(waiting["deployment"]["followed"], true);
@@ -204,6 +202,31 @@ on_both_databases! {
         let live = resource_until(&app, &rui, id, "became live", |r| r["state"] == "live").await;
         assert_eq!(live["deployment"]["error"], Value::Null);
         assert_eq!(deployment_steps(&app, id).await.len(), 1, "only the step to live");
+        argocd.assert_clean();
+    }
+
+    async fn a_portal_restarted_while_following_goes_on_from_where_it_stood(backend: Backend) {
+        let argocd = FakeArgo::up().await;
+        let app = spawn_configured(backend, CatalogSetup::Embedded, follow_with(&argocd.base)).await;
+        let rui = app.dev_browser("rui").await;
+        let id = merged_workspace(&app, &rui).await;
+        let (merge, before) = merge_and_before(&app);
+        argocd.put(application("ws-nlp", TARGET, &AppStatus { sync: "OutOfSync", revision: &before, health: "Missing", message: None }));
+        resource_until(&app, &rui, id, "became syncing", |r| r["state"] == "syncing").await;
+
+        // The portal stops mid-follow; Argo CD finishes the sync while it is away.
+        let app = app.restart(follow_with(&argocd.base)).await;
+        argocd.put(application("ws-nlp", TARGET, &AppStatus { sync: "Synced", revision: &merge, health: "Healthy", message: None }));
+        let rui = app.dev_browser("rui").await;
+        let live = resource_until(&app, &rui, id, "became live after the restart", |r| r["state"] == "live").await;
+        assert_eq!(live["deployment"]["merge_commit"], merge.as_str(), "the merge it waited for is kept");
+        assert_eq!(live["deployment"]["revision"], merge.as_str());
+        // Nothing lost and nothing twice: the request's whole history, each step once.
+        let request = app.get_json_as(&rui, &format!("/api/v1/requests/{id}"), 200).await;
+        assert_eq!(request["state"], "merged", "{request}");
+        let steps = deployment_steps(&app, id).await;
+        let names: Vec<&str> = steps.iter().map(|(s, _, _)| s.as_str()).collect();
+        assert_eq!(names, ["syncing", "live"]);
         argocd.assert_clean();
     }
 

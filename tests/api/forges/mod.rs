@@ -6,9 +6,11 @@ mod catalog_changes;
 mod contract;
 mod enforced;
 mod fake;
+mod following;
 mod gitea;
 mod github;
 mod gitlab;
+mod merges;
 mod scenarios;
 mod templates;
 mod webhooks;
@@ -113,6 +115,92 @@ async fn a_gitea_folder_listed_over_several_pages_is_read_whole() {
 #[tokio::test]
 async fn a_github_listing_truncated_at_its_limit_is_refused_clearly() {
     scenarios::a_truncated_listing_is_refused_clearly::<github::GitHubModel>().await
+}
+
+/// Runs what a forge tells of a merge ([`merges`]) against one forge's fake.
+macro_rules! merge_tests {
+    ($module:ident, $model:ty) => {
+        mod $module {
+            use super::merges;
+
+            #[tokio::test]
+            async fn a_merged_pull_request_names_its_merge_commit() {
+                merges::a_merged_pull_request_names_its_merge_commit::<$model>().await
+            }
+
+            #[tokio::test]
+            async fn a_squashed_pull_request_names_the_commit_squashed_onto_its_base() {
+                merges::a_squashed_pull_request_names_the_commit_squashed_onto_its_base::<$model>()
+                    .await
+            }
+
+            #[tokio::test]
+            async fn a_closed_or_unknown_pull_request_names_no_merge_commit() {
+                merges::a_closed_or_unknown_pull_request_names_no_merge_commit::<$model>().await
+            }
+
+            #[tokio::test]
+            async fn the_forge_tells_whether_a_revision_contains_the_merge() {
+                merges::the_forge_tells_whether_a_revision_contains_the_merge::<$model>().await
+            }
+
+            #[tokio::test]
+            async fn an_unknown_commit_is_answered_cannot_tell() {
+                merges::an_unknown_commit_is_answered_cannot_tell::<$model>().await
+            }
+
+            #[tokio::test]
+            async fn a_revision_that_is_not_a_commit_id_is_answered_cannot_tell_without_asking() {
+                merges::a_revision_that_is_not_a_commit_id_is_answered_cannot_tell_without_asking::<
+                    $model,
+                >()
+                .await
+            }
+
+            #[tokio::test]
+            async fn a_forge_failing_to_compare_is_unavailable_and_retried() {
+                merges::a_forge_failing_to_compare_is_unavailable_and_retried::<$model>().await
+            }
+        }
+    };
+}
+
+merge_tests!(merges_on_github, super::github::GitHubModel);
+merge_tests!(merges_on_gitlab, super::gitlab::GitLabModel);
+merge_tests!(merges_on_gitea, super::gitea::GiteaModel);
+
+#[tokio::test]
+async fn a_gitlab_merge_request_merged_by_fast_forward_names_no_merge_commit() {
+    merges::a_fast_forward_merge_names_no_merge_commit::<gitlab::GitLabModel>().await
+}
+
+#[tokio::test]
+async fn a_gitea_whose_compare_takes_no_commit_ids_cannot_tell() {
+    merges::a_compare_that_takes_no_commit_ids_cannot_tell::<gitea::GiteaModel>().await
+}
+
+#[tokio::test]
+async fn a_request_merged_on_github_is_live_at_a_later_revision_that_contains_it() {
+    following::a_request_merged_on_the_forge_is_live_at_a_later_revision_that_contains_it::<
+        github::GitHubModel,
+    >()
+    .await
+}
+
+#[tokio::test]
+async fn a_request_merged_on_gitlab_is_live_at_a_later_revision_that_contains_it() {
+    following::a_request_merged_on_the_forge_is_live_at_a_later_revision_that_contains_it::<
+        gitlab::GitLabModel,
+    >()
+    .await
+}
+
+#[tokio::test]
+async fn a_request_merged_on_gitea_is_live_at_a_later_revision_that_contains_it() {
+    following::a_request_merged_on_the_forge_is_live_at_a_later_revision_that_contains_it::<
+        gitea::GiteaModel,
+    >()
+    .await
 }
 
 /// Runs the portal's monorepo template tests against one forge's fake.

@@ -10,10 +10,18 @@
 //! property the description does not declare is a problem too, so a misspelt field in the
 //! fake cannot pass. Problems are collected and [`FakeArgo::assert_clean`] fails the test on
 //! any.
+//!
+//! The applications are set by the test ([`FakeArgo::put`]) or, for a fake that stands in for
+//! a whole Argo CD ([`FakeArgo::watching`], the `fake-argocd` binary of the browser tests), made
+//! from a git monorepo as Argo CD's ApplicationSet controller and automated sync make them: see
+//! [`Monorepo`].
 
 use std::{
+    collections::HashMap,
     net::SocketAddr,
+    path::PathBuf,
     sync::{Arc, Mutex},
+    time::{Duration, Instant},
 };
 
 use axum::{
@@ -28,11 +36,15 @@ use serde_json::{Value, json};
 /// The token the portal is configured with.
 pub const TOKEN: &str = "argocd-follow-token";
 
+/// Where the fake tells what it saw and what broke the contract ([`FakeArgo::report`]); not
+/// part of Argo CD's API, and not counted as a request to it.
+pub const REPORT_PATH: &str = "/_fake/report";
+
 const DOC_URI: &str = "https://argocd.example.org/swagger.json";
 
 /// The API description, with every object definition closed.
 fn contract() -> Value {
-    let text = include_str!("../../argocd/applications.swagger.json");
+    let text = include_str!("applications.swagger.json");
     let mut doc: Value = serde_json::from_str(text).expect("the Argo CD description is JSON");
     fn close(v: &mut Value) {
         match v {
@@ -63,6 +75,8 @@ struct Inner {
     seen: Vec<String>,
     /// Every way a request or an answer broke the contract.
     problems: Vec<String>,
+    /// Where the applications come from when the fake watches a monorepo.
+    monorepo: Option<Monorepo>,
 }
 
 /// A fake Argo CD.
@@ -110,6 +124,26 @@ impl FakeArgo {
         let listener = tokio::net::TcpListener::bind(self.addr).await.unwrap();
         let router = Router::new().fallback(answer).with_state(self.clone());
         tokio::spawn(async move { axum::serve(listener, router).await });
+    }
+
+    /// A fake, answering at once, whose applications are those the ApplicationSets on the
+    /// `main` branch of the git repository at `repo` make, synced as soon as a folder appears
+    /// and healthy `settle` later (see [`Monorepo`]). The repository need not exist yet.
+    pub async fn watching(repo: PathBuf, settle: Duration) -> FakeArgo {
+        let fake = FakeArgo::down().await;
+        fake.inner.lock().unwrap().monorepo = Some(Monorepo {
+            path: repo,
+            settle,
+            first_seen: HashMap::new(),
+        });
+        fake.start().await;
+        fake
+    }
+
+    /// What the fake saw and found wrong, as JSON: `{"seen": [...], "problems": [...]}`.
+    pub fn report(&self) -> Value {
+        let inner = self.inner.lock().unwrap();
+        json!({"seen": inner.seen, "problems": inner.problems})
     }
 
     /// Replaces (by name) or adds an application.
@@ -239,6 +273,10 @@ async fn answer(
                 .collect()
         })
         .unwrap_or_default();
+    // The test's own window on the fake, outside Argo CD's API.
+    if path == REPORT_PATH {
+        return Json(fake.report()).into_response();
+    }
     let what = format!("{method} {}", uri);
     fake.inner.lock().unwrap().seen.push(what.clone());
     let operation = fake.operation(&what, &method, &path, &query);
@@ -269,7 +307,20 @@ async fn answer(
             ),
         );
     }
-    let apps = fake.inner.lock().unwrap().apps.clone();
+    let apps = {
+        let mut inner = fake.inner.lock().unwrap();
+        let watched = inner.monorepo.as_mut().map(Monorepo::applications);
+        match watched {
+            Some(Ok(apps)) => apps,
+            Some(Err(e)) => {
+                inner
+                    .problems
+                    .push(format!("{what}: the watched monorepo: {e}"));
+                Vec::new()
+            }
+            None => inner.apps.clone(),
+        }
+    };
     match operation.as_deref() {
         Some("/api/v1/applications") => {
             let mut items = apps;
@@ -356,4 +407,131 @@ pub fn application(name: &str, path: &str, status: &AppStatus<'_>) -> Value {
             "summary": {}
         }
     })
+}
+
+/// Argo CD as it stands for a monorepo: the ApplicationSets on its `main` branch (YAML files
+/// under `argocd/` of `kind: ApplicationSet`) each turn every folder their git directory
+/// generator matches into an Application (named as the demo ApplicationSets name theirs,
+/// `mirante-` and the path with `/` made `-`, sourced from that folder). Automated sync
+/// applies a folder at the branch's head as soon as it appears; its resources report
+/// `Progressing` for `settle` and `Healthy` after.
+pub struct Monorepo {
+    path: PathBuf,
+    settle: Duration,
+    /// When each folder was first seen.
+    first_seen: HashMap<String, Instant>,
+}
+
+/// One ApplicationSet's git directory generator.
+struct Generator {
+    repo_url: String,
+    include: Vec<glob::Pattern>,
+    exclude: Vec<glob::Pattern>,
+}
+
+impl Monorepo {
+    /// The applications the monorepo's `main` makes now; none while it does not exist.
+    fn applications(&mut self) -> Result<Vec<Value>, String> {
+        let Ok(repo) = git2::Repository::open(&self.path) else {
+            return Ok(Vec::new());
+        };
+        let head = repo
+            .find_reference("refs/heads/main")
+            .and_then(|r| r.peel_to_commit())
+            .map_err(|e| format!("no main branch: {e}"))?;
+        let tree = head.tree().map_err(|e| e.to_string())?;
+        let mut folders = Vec::new();
+        let mut generators = Vec::new();
+        tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+            let path = format!("{dir}{}", entry.name().unwrap_or_default());
+            match entry.kind() {
+                Some(git2::ObjectType::Tree) => folders.push(path),
+                Some(git2::ObjectType::Blob)
+                    if dir == "argocd/" && (path.ends_with(".yaml") || path.ends_with(".yml")) =>
+                {
+                    if let Ok(blob) = repo.find_blob(entry.id()) {
+                        generators.push((path, blob.content().to_vec()));
+                    }
+                }
+                _ => {}
+            }
+            git2::TreeWalkResult::Ok
+        })
+        .map_err(|e| e.to_string())?;
+        let generators = generators
+            .into_iter()
+            .map(|(path, bytes)| parse_application_set(&bytes).map_err(|e| format!("{path}: {e}")))
+            .collect::<Result<Vec<_>, _>>()?
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>();
+        let options = glob::MatchOptions {
+            require_literal_separator: true,
+            ..glob::MatchOptions::new()
+        };
+        let revision = head.id().to_string();
+        let now = Instant::now();
+        let mut apps = Vec::new();
+        for folder in &folders {
+            let Some(generator) = generators.iter().find(|g| {
+                g.include.iter().any(|p| p.matches_with(folder, options))
+                    && !g.exclude.iter().any(|p| p.matches_with(folder, options))
+            }) else {
+                continue;
+            };
+            let seen = *self.first_seen.entry(folder.clone()).or_insert(now);
+            let health = if now.duration_since(seen) < self.settle {
+                "Progressing"
+            } else {
+                "Healthy"
+            };
+            let name = format!("mirante-{}", folder.replace(['/', '.', '_'], "-"));
+            let mut app = application(
+                &name,
+                folder,
+                &AppStatus {
+                    sync: "Synced",
+                    revision: &revision,
+                    health,
+                    message: None,
+                },
+            );
+            app["spec"]["source"]["repoURL"] = json!(generator.repo_url);
+            app["status"]["sync"]["comparedTo"]["source"]["repoURL"] = json!(generator.repo_url);
+            apps.push(app);
+        }
+        Ok(apps)
+    }
+}
+
+/// The git directory generators of a YAML file, if it is an ApplicationSet.
+fn parse_application_set(bytes: &[u8]) -> Result<Vec<Generator>, String> {
+    let text = std::str::from_utf8(bytes).map_err(|e| e.to_string())?;
+    let doc: Value = serde_saphyr::from_str(text).map_err(|e| e.to_string())?;
+    if doc["kind"] != "ApplicationSet" {
+        return Ok(Vec::new());
+    }
+    let mut out = Vec::new();
+    for generator in doc["spec"]["generators"].as_array().into_iter().flatten() {
+        let git = &generator["git"];
+        let Some(dirs) = git["directories"].as_array() else {
+            continue;
+        };
+        let (mut include, mut exclude) = (Vec::new(), Vec::new());
+        for dir in dirs {
+            let path = dir["path"].as_str().ok_or("a directory without a path")?;
+            let pattern = glob::Pattern::new(path).map_err(|e| format!("{path}: {e}"))?;
+            if dir["exclude"] == true {
+                exclude.push(pattern);
+            } else {
+                include.push(pattern);
+            }
+        }
+        out.push(Generator {
+            repo_url: git["repoURL"].as_str().unwrap_or_default().to_owned(),
+            include,
+            exclude,
+        });
+    }
+    Ok(out)
 }
