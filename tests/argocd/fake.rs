@@ -265,14 +265,7 @@ async fn answer(
     headers: HeaderMap,
 ) -> Response {
     let path = uri.path().to_owned();
-    let query: Vec<(String, String)> = uri
-        .query()
-        .map(|q| {
-            url::form_urlencoded::parse(q.as_bytes())
-                .into_owned()
-                .collect()
-        })
-        .unwrap_or_default();
+    let query = crate::query_pairs(&uri);
     // The test's own window on the fake, outside Argo CD's API.
     if path == REPORT_PATH {
         return Json(fake.report()).into_response();

@@ -248,15 +248,7 @@ async fn handle<M: Model>(State(shared): State<Arc<Shared<M>>>, request: Request
                 .into_owned()
         })
         .collect();
-    let query = parts
-        .uri
-        .query()
-        .map(|q| {
-            url::form_urlencoded::parse(q.as_bytes())
-                .into_owned()
-                .collect()
-        })
-        .unwrap_or_default();
+    let query = mirante_tests::query_pairs(&parts.uri);
     let body = if bytes.is_empty() {
         None
     } else {
