@@ -135,14 +135,23 @@ export async function launchBrowser(options = {}) {
 }
 
 /**
- * Calls `onFailure` for each request of `page` that failed, except a fetch that a later
- * navigation of the whole page cut off: the browser aborts what the page it leaves still had in
- * flight (a self-refreshing page's next check), and nobody is left to see its answer.
+ * Calls `onFailure` for each request of `page` that failed, except a fetch that a navigation of
+ * the whole page cut off: the browser aborts what the page it leaves still had in flight (a
+ * self-refreshing page's next check), and nobody is left to see its answer. A fetch the old page
+ * starts while the new one is still loading is cut off as well: it was made before the new
+ * document took the frame over.
  */
 function onRequestFailed(page, onFailure) {
-  let navigatedAt = 0;
+  let navigating = false;
+  let committedAt = 0;
   page.on('request', (req) => {
-    if (req.isNavigationRequest() && req.frame() === page.mainFrame()) navigatedAt = Date.now();
+    if (req.isNavigationRequest() && req.frame() === page.mainFrame()) navigating = true;
+  });
+  page.on('framenavigated', (frame) => {
+    if (frame === page.mainFrame()) {
+      navigating = false;
+      committedAt = Date.now();
+    }
   });
   const started = new WeakMap();
   page.on('request', (req) => started.set(req, Date.now()));
@@ -151,8 +160,7 @@ function onRequestFailed(page, onFailure) {
     const cutOff =
       text.includes('ERR_ABORTED') &&
       !req.isNavigationRequest() &&
-      navigatedAt > 0 &&
-      (started.get(req) ?? 0) <= navigatedAt;
+      (navigating || (started.get(req) ?? Infinity) <= committedAt);
     onFailure(req, cutOff);
   });
 }
