@@ -132,11 +132,39 @@ pub struct IllegalTransition {
     pub event: RequestEvent,
 }
 
-/// The state `event` leads to from `from`, or why it cannot happen.
-pub fn transition(
-    from: RequestState,
-    event: RequestEvent,
-) -> Result<RequestState, IllegalTransition> {
+/// What must happen besides recording a step, in the same transaction as the step itself, so
+/// a crash never leaves one without the other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// Queue the job that proposes the request on the forge (the worker picks it up).
+    QueueProposal,
+}
+
+/// One step of a request's journey, as its timeline records it, with its effects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Step {
+    /// The state before; `None` for the request's creation.
+    pub from: Option<RequestState>,
+    /// The state after.
+    pub to: RequestState,
+    /// What else the step makes happen.
+    pub effects: &'static [Effect],
+}
+
+impl Step {
+    fn new(from: Option<RequestState>, to: RequestState) -> Self {
+        // A request is queued for proposing as soon as nothing stands in its way: on
+        // approval, or when it is stored and needs none.
+        let effects: &'static [Effect] = match (from, to) {
+            (Some(_), RequestState::Approved) => &[Effect::QueueProposal],
+            _ => &[],
+        };
+        Step { from, to, effects }
+    }
+}
+
+/// The step `event` makes from `from`, or why it cannot happen.
+pub fn transition(from: RequestState, event: RequestEvent) -> Result<Step, IllegalTransition> {
     use RequestEvent as E;
     use RequestState as S;
     let to = match (from, event) {
@@ -151,7 +179,23 @@ pub fn transition(
         (S::Proposing | S::Proposed, E::Fail) => S::Failed,
         _ => return Err(IllegalTransition { from, event }),
     };
-    Ok(to)
+    Ok(Step::new(Some(from), to))
+}
+
+/// The steps a request takes when it is stored: it is submitted, then either waits for an
+/// admin or is queued for proposing at once.
+pub fn submission(needs_approval: bool) -> Vec<Step> {
+    let created = Step::new(None, RequestState::Submitted);
+    if needs_approval {
+        let waiting = transition(RequestState::Submitted, RequestEvent::AwaitApproval)
+            .expect("a submitted request may wait for approval");
+        vec![created, waiting]
+    } else {
+        vec![Step {
+            effects: &[Effect::QueueProposal],
+            ..created
+        }]
+    }
 }
 
 /// Whether a request in `state` may be approved or rejected by an admin.
@@ -175,7 +219,7 @@ mod tests {
             E::Propose,
             E::Merge,
         ] {
-            state = transition(state, event).unwrap();
+            state = transition(state, event).unwrap().to;
         }
         assert_eq!(state, S::Merged);
         assert!(state.is_final());
@@ -183,14 +227,14 @@ mod tests {
 
     #[test]
     fn a_request_without_approval_is_proposed_straight_after_submission() {
-        let state = transition(S::Submitted, E::StartProposing).unwrap();
+        let state = transition(S::Submitted, E::StartProposing).unwrap().to;
         assert_eq!(state, S::Proposing);
     }
 
     #[test]
     fn a_request_can_be_approved_or_rejected_only_while_awaiting_approval() {
         assert_eq!(
-            transition(S::AwaitingApproval, E::Reject).unwrap(),
+            transition(S::AwaitingApproval, E::Reject).unwrap().to,
             S::Rejected
         );
         for state in RequestState::ALL {
@@ -233,9 +277,9 @@ mod tests {
 
     #[test]
     fn a_pull_request_found_merged_on_resume_completes_the_request() {
-        assert_eq!(transition(S::Proposing, E::Merge).unwrap(), S::Merged);
-        assert_eq!(transition(S::Proposing, E::Close).unwrap(), S::Closed);
-        assert_eq!(transition(S::Proposed, E::Close).unwrap(), S::Closed);
+        assert_eq!(transition(S::Proposing, E::Merge).unwrap().to, S::Merged);
+        assert_eq!(transition(S::Proposing, E::Close).unwrap().to, S::Closed);
+        assert_eq!(transition(S::Proposed, E::Close).unwrap().to, S::Closed);
     }
 
     #[test]
@@ -248,6 +292,48 @@ mod tests {
             );
         }
         assert_eq!(RequestState::parse("merging"), None);
+    }
+
+    #[test]
+    fn a_request_is_queued_for_proposing_exactly_when_nothing_stands_in_its_way() {
+        let queued = |steps: &[Step]| {
+            steps
+                .iter()
+                .filter(|s| s.effects.contains(&Effect::QueueProposal))
+                .count()
+        };
+        let waiting = submission(true);
+        assert_eq!(
+            waiting.iter().map(|s| (s.from, s.to)).collect::<Vec<_>>(),
+            [
+                (None, S::Submitted),
+                (Some(S::Submitted), S::AwaitingApproval)
+            ]
+        );
+        assert_eq!(queued(&waiting), 0, "an admin decides first");
+        let straight = submission(false);
+        assert_eq!(straight.len(), 1);
+        assert_eq!((straight[0].from, straight[0].to), (None, S::Submitted));
+        assert_eq!(queued(&straight), 1);
+
+        for state in RequestState::ALL {
+            for event in [
+                E::AwaitApproval,
+                E::Approve,
+                E::Reject,
+                E::StartProposing,
+                E::Propose,
+                E::Merge,
+                E::Close,
+                E::Fail,
+            ] {
+                if let Ok(step) = transition(state, event) {
+                    assert_eq!(step.from, Some(state));
+                    let expected = usize::from(step.to == S::Approved);
+                    assert_eq!(queued(&[step]), expected, "{state} {event:?}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -369,9 +369,44 @@ const REQUEST_COLUMNS: &str = r#"request_id, kind, template, template_title, "va
 const OPEN_CLAIMS: &str = "where kind = 'template' and state in ('submitted', 'awaiting_approval',
     'approved', 'proposing', 'proposed', 'merged') order by request_id";
 
+/// Writes a step of a request's journey in transaction `$tx`: its timeline row, then each of
+/// its effects (`mirante_domain::request::Effect`), so the two are never apart.
+macro_rules! record_step {
+    ($tx:ident, $id:expr, $step:expr, $at:expr, $actor:expr, $comment:expr, $overcommit:expr) => {{
+        let step: request::Step = $step;
+        // language=sql
+        let sql = "insert into request_transition
+                       (request_id, from_state, to_state, at, actor, comment, overcommit_reason)
+                   values ($1, $2, $3, $4, $5, $6, $7)";
+        sqlx::query(sql)
+            .bind($id)
+            .bind(step.from.map(RequestState::as_str))
+            .bind(step.to.as_str())
+            .bind($at)
+            .bind($actor)
+            .bind($comment)
+            .bind($overcommit)
+            .execute(&mut *$tx)
+            .await?;
+        for effect in step.effects {
+            match effect {
+                request::Effect::QueueProposal => {
+                    sqlx::query(ENQUEUE)
+                        .bind($id)
+                        .bind($at.timestamp_millis())
+                        .bind($at)
+                        .execute(&mut *$tx)
+                        .await?;
+                }
+            }
+        }
+    }};
+}
+
 impl Db {
-    /// Stores a submitted request with its first timeline entries, and queues it for the
-    /// worker unless it needs approval — all in one transaction. Returns the request.
+    /// Stores a submitted request with the steps `request::submission` gives it (timeline
+    /// entries, and the proposing job unless it needs approval) — all in one transaction.
+    /// Returns the request.
     pub async fn insert_request(&self, r: &NewRequest<'_>) -> Result<RequestRecord, DbError> {
         self.insert_request_of_kind(RequestKind::Template, r).await
     }
@@ -382,11 +417,9 @@ impl Db {
         kind: RequestKind,
         r: &NewRequest<'_>,
     ) -> Result<RequestRecord, DbError> {
-        let state = if r.needs_approval {
-            RequestState::AwaitingApproval
-        } else {
-            RequestState::Submitted
-        };
+        let state = request::submission(r.needs_approval)
+            .last()
+            .map_or(RequestState::Submitted, |step| step.to);
         let id: i64 = on_db!(self, |pool| {
             let mut tx = pool.begin().await?;
             // language=sql
@@ -419,33 +452,16 @@ impl Db {
                 .bind(id)
                 .execute(&mut *tx)
                 .await?;
-            // language=sql
-            let sql = "insert into request_transition (request_id, from_state, to_state, at, actor)
-                       values ($1, $2, $3, $4, $5)";
-            sqlx::query(sql)
-                .bind(id)
-                .bind(None::<&str>)
-                .bind(RequestState::Submitted.as_str())
-                .bind(r.at)
-                .bind(&r.author.username)
-                .execute(&mut *tx)
-                .await?;
-            if r.needs_approval {
-                sqlx::query(sql)
-                    .bind(id)
-                    .bind(RequestState::Submitted.as_str())
-                    .bind(RequestState::AwaitingApproval.as_str())
-                    .bind(r.at)
-                    .bind(&r.author.username)
-                    .execute(&mut *tx)
-                    .await?;
-            } else {
-                sqlx::query(ENQUEUE)
-                    .bind(id)
-                    .bind(r.at.timestamp_millis())
-                    .bind(r.at)
-                    .execute(&mut *tx)
-                    .await?;
+            for step in request::submission(r.needs_approval) {
+                record_step!(
+                    tx,
+                    id,
+                    step,
+                    r.at,
+                    &r.author.username,
+                    None::<&str>,
+                    None::<&str>
+                );
             }
             tx.commit().await?;
             id
@@ -586,9 +602,9 @@ impl Db {
     }
 
     /// Applies `event` to a request: checks it against the state machine, then changes the
-    /// state only if nobody changed it meanwhile, records the timeline entry, the decision or
-    /// pull-request fields, and queues the proposing job on approval or when proposing
-    /// starts — in one transaction. Returns the request as it now is.
+    /// state only if nobody changed it meanwhile, records the decision or pull-request fields,
+    /// the timeline entry and the step's effects (`request::transition` says which: the
+    /// proposing job on approval) — in one transaction. Returns the request as it now is.
     pub async fn transition_request(
         &self,
         id: i64,
@@ -622,7 +638,8 @@ impl Db {
                 .request(id)
                 .await?
                 .ok_or(TransitionError::NotFound(id))?;
-            let to = request::transition(current.state, event)?;
+            let step = request::transition(current.state, event)?;
+            let to = step.to;
             let decision = matches!(event, RequestEvent::Approve | RequestEvent::Reject);
             let applied = on_db!(self, |pool| {
                 let mut tx = match (guard, backend) {
@@ -675,29 +692,15 @@ impl Db {
                     .await?
                     .rows_affected();
                 if done == 1 {
-                    // language=sql
-                    let sql = "insert into request_transition
-                                   (request_id, from_state, to_state, at, actor, comment,
-                                    overcommit_reason)
-                               values ($1, $2, $3, $4, $5, $6, $7)";
-                    sqlx::query(sql)
-                        .bind(id)
-                        .bind(current.state.as_str())
-                        .bind(to.as_str())
-                        .bind(at)
-                        .bind(change.actor)
-                        .bind(change.comment)
-                        .bind(change.overcommit_reason)
-                        .execute(&mut *tx)
-                        .await?;
-                    if to == RequestState::Approved {
-                        sqlx::query(ENQUEUE)
-                            .bind(id)
-                            .bind(at.timestamp_millis())
-                            .bind(at)
-                            .execute(&mut *tx)
-                            .await?;
-                    }
+                    record_step!(
+                        tx,
+                        id,
+                        step,
+                        at,
+                        change.actor,
+                        change.comment,
+                        change.overcommit_reason
+                    );
                     tx.commit().await?;
                     true
                 } else {
