@@ -665,6 +665,8 @@ on_both_databases! {
         let admin = app.dev_browser("ada").await;
         let csrf_r = csrf_token(&app, &researcher).await;
         let csrf_a = csrf_token(&app, &admin).await;
+        let researcher_token = seed_token(&app.db, "rui-script", &["researchers"]).await;
+        let admin_token = seed_token(&app.db, "ada-script", &["portal-admins"]).await;
         let mut routes = mirante::http::routes::all_routes();
         routes.sort_by(|a, b| (a.1.as_str(), a.0.as_str()).cmp(&(b.1.as_str(), b.0.as_str())));
         routes.dedup();
@@ -679,22 +681,30 @@ on_both_databases! {
                 .replace("{*path}", "mirante.css")
                 .replace("{id}", "1");
             let api = path.starts_with("/api/") || path.starts_with("/_fn/");
-            for (who, client, csrf) in [
-                ("anonymous", &anonymous, ""),
-                ("researcher", &researcher, csrf_r.as_str()),
-                ("admin", &admin, csrf_a.as_str()),
+            // A token speaks for its owner on the JSON API only: pages and server functions
+            // answer a token as they answer nobody.
+            let by_token = |role| if path.starts_with("/api/") { role } else { "anonymous" };
+            for (who, as_whom, client, csrf, token) in [
+                ("anonymous", "anonymous", &anonymous, "", None),
+                ("researcher", "researcher", &researcher, csrf_r.as_str(), None),
+                ("admin", "admin", &admin, csrf_a.as_str(), None),
+                ("researcher's token", by_token("researcher"), &anonymous, "", Some(&researcher_token)),
+                ("admin's token", by_token("admin"), &anonymous, "", Some(&admin_token)),
             ] {
                 // Signing in or out here would change who the walker is; those routes have
                 // tests of their own.
-                if who != "anonymous" && (path == "/auth/logout" || path == "/auth/dev") {
+                if token.is_none() && who != "anonymous" && (path == "/auth/logout" || path == "/auth/dev") {
                     continue;
                 }
                 let url = format!("{}{path}", app.address);
-                let request = if *method == reqwest::Method::POST {
+                let mut request = if *method == reqwest::Method::POST {
                     client.post(url).form(&[("csrf_token", csrf)])
                 } else {
                     client.request(method.clone(), url)
                 };
+                if let Some(token) = token {
+                    request = request.bearer_auth(token);
+                }
                 let response = request.send().await.unwrap();
                 let status = response.status().as_u16();
                 let to_login = response
@@ -703,7 +713,7 @@ on_both_databases! {
                     .is_some_and(|l| l.to_str().unwrap().starts_with("/auth/login?next="));
                 let signed_out = status == 401 || to_login;
                 let body = response.text().await.unwrap_or_default();
-                let expected = match (access, who) {
+                let expected = match (access, as_whom) {
                     // Forge webhooks: public, and refused by the route itself (not the sign-in
                     // check) when unsigned, whoever sends them.
                     (Access::Public, _) if policy::signed_by_sender(&path) => {
