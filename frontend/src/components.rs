@@ -263,6 +263,51 @@ pub fn EvidenceView(evidence: Evidence) -> impl IntoView {
     }
 }
 
+/// How a page of data waits while its data loads again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wait {
+    /// The loading placeholder takes the page's place (`Suspense`): pages that load once.
+    Placeholder,
+    /// The page stays as it was until the new data is in (`Transition`): pages that follow
+    /// filters or refresh themselves.
+    Keep,
+}
+
+/// The skeleton every page of data shares: the loading placeholder while `data` loads, the
+/// error box when the server function failed, otherwise `body` of what it answered.
+pub fn loaded<T, F>(wait: Wait, data: Resource<Result<T, ServerFnError>>, body: F) -> AnyView
+where
+    T: Clone + Send + Sync + 'static,
+    F: Fn(T) -> AnyView + Send + Sync + 'static,
+{
+    let body = std::sync::Arc::new(body);
+    let content = move || {
+        let body = std::sync::Arc::clone(&body);
+        Suspend::new(async move {
+            match data.await {
+                Err(e) => view! { <LoadError message=e.to_string()/> }.into_any(),
+                Ok(value) => body(value),
+            }
+        })
+    };
+    match wait {
+        Wait::Placeholder => view! { <Suspense fallback=Loading>{content}</Suspense> }.into_any(),
+        Wait::Keep => view! { <Transition fallback=Loading>{content}</Transition> }.into_any(),
+    }
+}
+
+/// [`loaded`] for data that may name nothing: `None` is the "not found" page (and its 404).
+pub fn found<T, F>(wait: Wait, data: Resource<Result<Option<T>, ServerFnError>>, body: F) -> AnyView
+where
+    T: Clone + Send + Sync + 'static,
+    F: Fn(T) -> AnyView + Send + Sync + 'static,
+{
+    loaded(wait, data, move |value| match value {
+        None => view! { <NotFound/> }.into_any(),
+        Some(value) => body(value),
+    })
+}
+
 /// A "loading" placeholder for suspended sections.
 #[component]
 pub fn Loading() -> impl IntoView {

@@ -8,7 +8,7 @@ use mirante_domain::{Qualifier, State};
 
 use crate::{
     api::{ItemRow, LIST_LIMIT, ListQuery, list_items},
-    components::{LoadError, Loading, StateBadge, qualifier_key, state_key},
+    components::{StateBadge, Wait, loaded, qualifier_key, state_key},
     i18n::{t, t_args, use_i18n},
 };
 
@@ -166,39 +166,32 @@ pub fn CatalogPage() -> impl IntoView {
                 <FilterGroup label="filter-layer" key="layer" options=layers/>
             </Transition>
         </section>
-        <Transition fallback=Loading>
-            {move || Suspend::new(async move {
-                match data.await {
-                    Err(e) => view! { <LoadError message=e.to_string()/> }.into_any(),
-                    Ok(page) => {
-                        let total = page.total;
-                        let shown = page.items.len();
-                        view! {
-                            <p class="result-count" data-total=total>
-                                {move || t_args(i18n.lang(), "items-count", &[("count", total.into())])}
-                                {(shown < total)
-                                    .then(|| {
-                                        view! {
-                                            " "
-                                            <span class="muted">
-                                                {move || {
-                                                    t_args(
-                                                        i18n.lang(),
-                                                        "items-shown",
-                                                        &[("shown", LIST_LIMIT.into())],
-                                                    )
-                                                }}
-                                            </span>
-                                        }
-                                    })}
-                            </p>
-                            <ItemTable items=page.items/>
-                        }
-                            .into_any()
-                    }
-                }
-            })}
-        </Transition>
+        {loaded(Wait::Keep, data, move |page| {
+            let total = page.total;
+            let shown = page.items.len();
+            view! {
+                <p class="result-count" data-total=total>
+                    {move || t_args(i18n.lang(), "items-count", &[("count", total.into())])}
+                    {(shown < total)
+                        .then(|| {
+                            view! {
+                                " "
+                                <span class="muted">
+                                    {move || {
+                                        t_args(
+                                            i18n.lang(),
+                                            "items-shown",
+                                            &[("shown", LIST_LIMIT.into())],
+                                        )
+                                    }}
+                                </span>
+                            }
+                        })}
+                </p>
+                <ItemTable items=page.items/>
+            }
+                .into_any()
+        })}
     }
 }
 

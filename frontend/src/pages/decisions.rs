@@ -5,7 +5,7 @@ use leptos_meta::Title;
 
 use crate::{
     api::list_decisions,
-    components::{DecisionTable, LoadError, Loading},
+    components::{DecisionTable, Wait, loaded},
     i18n::{t, use_i18n},
 };
 
@@ -18,13 +18,8 @@ pub fn DecisionsPage() -> impl IntoView {
         <Title text=move || t(i18n.lang(), "nav-decisions")/>
         <h1>{i18n.tr("decisions-title")}</h1>
         <p class="lead">{i18n.tr("decisions-lead")}</p>
-        <Suspense fallback=Loading>
-            {move || Suspend::new(async move {
-                match data.await {
-                    Err(e) => view! { <LoadError message=e.to_string()/> }.into_any(),
-                    Ok(d) => view! { <DecisionTable decisions=d/> }.into_any(),
-                }
-            })}
-        </Suspense>
+        {loaded(Wait::Placeholder, data, move |d| {
+            view! { <DecisionTable decisions=d/> }.into_any()
+        })}
     }
 }

@@ -10,7 +10,7 @@ use mirante_domain::{
 
 use crate::{
     api::roadmap::get_findings,
-    components::{LoadError, Loading, state_key},
+    components::{Wait, loaded, state_key},
     i18n::{Lang, t, t_args, use_i18n},
 };
 
@@ -81,82 +81,75 @@ pub fn FindingsPage() -> impl IntoView {
             <h1>{i18n.tr("findings-title")}</h1>
             <p class="lead">{i18n.tr("findings-lead")}</p>
         </header>
-        <Suspense fallback=Loading>
-            {move || Suspend::new(async move {
-                match data.await {
-                    Err(e) => view! { <LoadError message=e.to_string()/> }.into_any(),
-                    Ok(page) => {
-                        let names = page.names.clone();
-                        let name_of = move |id: &str| {
-                            names
-                                .iter()
-                                .find(|(i, _)| i == id)
-                                .map_or_else(|| id.to_owned(), |(_, n)| n.clone())
-                        };
-                        let counts = Severity::ALL.map(|s| {
-                            (s, page.findings.iter().filter(|f| f.severity == s).count())
-                        });
-                        view! {
-                            <section class="totals findings-totals">
-                                {counts
-                                    .into_iter()
-                                    .map(|(s, n)| {
-                                        view! {
-                                            <a class=format!("total-card sev-{}", s.as_str()) href=format!("#sev-{}", s.as_str())>
-                                                <span class="total-n">{n}</span>
-                                                <span class="total-label">{move || t(i18n.lang(), severity_key(s))}</span>
-                                            </a>
-                                        }
-                                    })
-                                    .collect_view()}
-                            </section>
-                            {page.findings.is_empty().then(|| view! { <p class="callout">{i18n.tr("findings-none")}</p> })}
-                            {Severity::ALL
-                                .into_iter()
-                                .map(|s| {
-                                    let of: Vec<Finding> = page
-                                        .findings
-                                        .iter()
-                                        .filter(|f| f.severity == s)
-                                        .cloned()
-                                        .collect();
-                                    let name_of = name_of.clone();
-                                    (!of.is_empty())
-                                        .then(|| {
-                                            view! {
-                                                <section class=format!("findings sev-{}", s.as_str()) id=format!("sev-{}", s.as_str())>
-                                                    <h2>{move || t(i18n.lang(), severity_key(s))}</h2>
-                                                    <ul class="finding-list">
-                                                        {of
-                                                            .into_iter()
-                                                            .map(|f| {
-                                                                let name = name_of(&f.item);
-                                                                let code = f.code.as_str();
-                                                                let f2 = f.clone();
-                                                                view! {
-                                                                    <li class="finding">
-                                                                        <span class=format!("badge sev sev-{}", s.as_str())>
-                                                                            {move || t(i18n.lang(), severity_one_key(s))}
-                                                                        </span>
-                                                                        <a class="finding-item" href=format!("/items/{}", f.item)>{name}</a>
-                                                                        <span class="finding-msg">{move || message(i18n.lang(), &f2)}</span>
-                                                                        <code class="finding-code">{code}</code>
-                                                                    </li>
-                                                                }
-                                                            })
-                                                            .collect_view()}
-                                                    </ul>
-                                                </section>
-                                            }
-                                        })
-                                })
-                                .collect_view()}
-                        }
-                            .into_any()
-                    }
-                }
-            })}
-        </Suspense>
+        {loaded(Wait::Placeholder, data, move |page| {
+            let names = page.names.clone();
+            let name_of = move |id: &str| {
+                names
+                    .iter()
+                    .find(|(i, _)| i == id)
+                    .map_or_else(|| id.to_owned(), |(_, n)| n.clone())
+            };
+            let counts = Severity::ALL.map(|s| {
+                (s, page.findings.iter().filter(|f| f.severity == s).count())
+            });
+            view! {
+                <section class="totals findings-totals">
+                    {counts
+                        .into_iter()
+                        .map(|(s, n)| {
+                            view! {
+                                <a class=format!("total-card sev-{}", s.as_str()) href=format!("#sev-{}", s.as_str())>
+                                    <span class="total-n">{n}</span>
+                                    <span class="total-label">{move || t(i18n.lang(), severity_key(s))}</span>
+                                </a>
+                            }
+                        })
+                        .collect_view()}
+                </section>
+                {page.findings.is_empty().then(|| view! { <p class="callout">{i18n.tr("findings-none")}</p> })}
+                {Severity::ALL
+                    .into_iter()
+                    .map(|s| {
+                        let of: Vec<Finding> = page
+                            .findings
+                            .iter()
+                            .filter(|f| f.severity == s)
+                            .cloned()
+                            .collect();
+                        let name_of = name_of.clone();
+                        (!of.is_empty())
+                            .then(|| {
+                                view! {
+                                    <section class=format!("findings sev-{}", s.as_str()) id=format!("sev-{}", s.as_str())>
+                                        <h2>{move || t(i18n.lang(), severity_key(s))}</h2>
+                                        <ul class="finding-list">
+                                            {of
+                                                .into_iter()
+                                                .map(|f| {
+                                                    let name = name_of(&f.item);
+                                                    let code = f.code.as_str();
+                                                    let f2 = f.clone();
+                                                    view! {
+                                                        <li class="finding">
+                                                            <span class=format!("badge sev sev-{}", s.as_str())>
+                                                                {move || t(i18n.lang(), severity_one_key(s))}
+                                                            </span>
+                                                            <a class="finding-item" href=format!("/items/{}", f.item)>{name}</a>
+                                                            <span class="finding-msg">{move || message(i18n.lang(), &f2)}</span>
+                                                            <code class="finding-code">{code}</code>
+                                                        </li>
+                                                    }
+                                                })
+                                                .collect_view()}
+                                        </ul>
+                                    </section>
+                                }
+                            })
+                    })
+                    .collect_view()}
+            }
+                .into_any()
+        })}
     }
 }
 

@@ -12,7 +12,7 @@ use mirante_domain::{
 
 use crate::{
     api::history::{get_burnup, get_item_history},
-    components::{LoadError, Loading, StateBadge, state_key},
+    components::{StateBadge, Wait, loaded, state_key},
     i18n::{Lang, t, t_args, use_i18n},
 };
 
@@ -43,22 +43,15 @@ pub fn ItemTimeline(id: String) -> impl IntoView {
     view! {
         <section class="timeline-section" id="history">
             <h2>{i18n.tr("history-title")}</h2>
-            <Suspense fallback=Loading>
-                {move || Suspend::new(async move {
-                    match data.await {
-                        Err(e) => view! { <LoadError message=e.to_string()/> }.into_any(),
-                        Ok(page) => match page.unavailable {
-                            Some(no) => {
-                                view! { <p class="muted">{i18n.tr(unavailable_key(&no))}</p> }.into_any()
-                            }
-                            None if page.changes.is_empty() => {
-                                view! { <p class="muted">{i18n.tr("history-none")}</p> }.into_any()
-                            }
-                            None => view! { <Timeline changes=page.changes/> }.into_any(),
-                        },
+            {loaded(Wait::Placeholder, data, move |page| match page.unavailable {
+                    Some(no) => {
+                        view! { <p class="muted">{i18n.tr(unavailable_key(&no))}</p> }.into_any()
                     }
-                })}
-            </Suspense>
+                    None if page.changes.is_empty() => {
+                        view! { <p class="muted">{i18n.tr("history-none")}</p> }.into_any()
+                    }
+                    None => view! { <Timeline changes=page.changes/> }.into_any(),
+            })}
         </section>
     }
 }
@@ -108,45 +101,38 @@ pub fn BurnupSection() -> impl IntoView {
         <section class="card burnup" id="burnup">
             <h2>{i18n.tr("burnup-title")}</h2>
             <p class="muted">{i18n.tr("burnup-lead")}</p>
-            <Suspense fallback=Loading>
-                {move || Suspend::new(async move {
-                    match data.await {
-                        Err(e) => view! { <LoadError message=e.to_string()/> }.into_any(),
-                        Ok(page) => match page.unavailable {
-                            Some(no) => {
-                                view! { <p class="muted">{i18n.tr(unavailable_key(&no))}</p> }.into_any()
-                            }
-                            None if page.series.is_empty() => {
-                                view! { <p class="muted">{i18n.tr("burnup-empty")}</p> }.into_any()
-                            }
-                            None => {
-                                let series = page.series.clone();
-                                let svg = move || burnup_svg(&series, i18n.lang());
-                                view! {
-                                    <div class="burnup-wrap" inner_html=svg></div>
-                                    <ul class="legend burnup-legend">
-                                        {State::ALL
-                                            .into_iter()
-                                            .map(|s| view! { <li><StateBadge state=s/></li> })
-                                            .collect_view()}
-                                    </ul>
-                                    {(page.skipped > 0)
-                                        .then(|| {
-                                            let n = page.skipped;
-                                            view! {
-                                                <p class="muted">
-                                                    {move || t_args(i18n.lang(), "burnup-skipped", &[("count", n.into())])}
-                                                </p>
-                                            }
-                                        })}
-                                    <BurnupTable series=page.series/>
-                                }
-                                    .into_any()
-                            }
-                        },
+            {loaded(Wait::Placeholder, data, move |page| match page.unavailable {
+                    Some(no) => {
+                        view! { <p class="muted">{i18n.tr(unavailable_key(&no))}</p> }.into_any()
                     }
-                })}
-            </Suspense>
+                    None if page.series.is_empty() => {
+                        view! { <p class="muted">{i18n.tr("burnup-empty")}</p> }.into_any()
+                    }
+                    None => {
+                        let series = page.series.clone();
+                        let svg = move || burnup_svg(&series, i18n.lang());
+                        view! {
+                            <div class="burnup-wrap" inner_html=svg></div>
+                            <ul class="legend burnup-legend">
+                                {State::ALL
+                                    .into_iter()
+                                    .map(|s| view! { <li><StateBadge state=s/></li> })
+                                    .collect_view()}
+                            </ul>
+                            {(page.skipped > 0)
+                                .then(|| {
+                                    let n = page.skipped;
+                                    view! {
+                                        <p class="muted">
+                                            {move || t_args(i18n.lang(), "burnup-skipped", &[("count", n.into())])}
+                                        </p>
+                                    }
+                                })}
+                            <BurnupTable series=page.series/>
+                        }
+                            .into_any()
+                    }
+            })}
         </section>
     }
 }

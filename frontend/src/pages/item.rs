@@ -9,7 +9,7 @@ use mirante_domain::State;
 use crate::{
     api::selfservice::get_gpu_capacity,
     api::{ItemRef, get_item},
-    components::{DecisionTable, EvidenceView, LoadError, Loading, NotFound, StateBadge, TaskList},
+    components::{DecisionTable, EvidenceView, StateBadge, TaskList, Wait, found},
     i18n::use_i18n,
     pages::history::ItemTimeline,
     pages::selfservice::gpus_free_text,
@@ -70,178 +70,170 @@ pub fn ItemView() -> impl IntoView {
     let params = use_params_map();
     let data = Resource::new(move || params.get().get("id").unwrap_or_default(), get_item);
     view! {
-        <Suspense fallback=Loading>
-            {move || Suspend::new(async move {
-                match data.await {
-                    Err(e) => view! { <LoadError message=e.to_string()/> }.into_any(),
-                    Ok(None) => view! { <NotFound/> }.into_any(),
-                    Ok(Some(page)) => {
-                        let it = page.item;
-                        let layer_label = page.layer.label();
-                        let no_evidence = it.state == State::Validated && it.evidence.is_empty();
-                        let no_iac = it.state == State::Declared && it.iac.is_none();
-                        let item_id = it.id.clone();
-                        view! {
-                            <Title text=it.name.clone()/>
-                            <nav class="crumbs">
-                                <a href="/catalog">{i18n.tr("nav-catalog")}</a>
-                                " / "
-                                <a href=format!("/layers/{}", page.layer.id)>{layer_label.clone()}</a>
-                            </nav>
-                            <header class="page-head">
-                                <span class="kicker"><code>{it.id.clone()}</code></span>
-                                <h1>{it.name.clone()}</h1>
-                                <div class="state-line">
-                                    <StateBadge state=it.state qualifier=it.qualifier/>
-                                </div>
-                            </header>
-                            <div class="two-col">
-                                <div>
-                                    {(!it.notes.is_empty())
-                                        .then(|| view! { <p class="notes big">{it.notes.clone()}</p> })}
-                                    {it
-                                        .reason
-                                        .clone()
-                                        .map(|r| {
+        {found(Wait::Placeholder, data, move |page| {
+            let it = page.item;
+            let layer_label = page.layer.label();
+            let no_evidence = it.state == State::Validated && it.evidence.is_empty();
+            let no_iac = it.state == State::Declared && it.iac.is_none();
+            let item_id = it.id.clone();
+            view! {
+                <Title text=it.name.clone()/>
+                <nav class="crumbs">
+                    <a href="/catalog">{i18n.tr("nav-catalog")}</a>
+                    " / "
+                    <a href=format!("/layers/{}", page.layer.id)>{layer_label.clone()}</a>
+                </nav>
+                <header class="page-head">
+                    <span class="kicker"><code>{it.id.clone()}</code></span>
+                    <h1>{it.name.clone()}</h1>
+                    <div class="state-line">
+                        <StateBadge state=it.state qualifier=it.qualifier/>
+                    </div>
+                </header>
+                <div class="two-col">
+                    <div>
+                        {(!it.notes.is_empty())
+                            .then(|| view! { <p class="notes big">{it.notes.clone()}</p> })}
+                        {it
+                            .reason
+                            .clone()
+                            .map(|r| {
+                                view! {
+                                    <div class="callout rejected">
+                                        <strong>{i18n.tr("item-reason")}</strong>
+                                        " "
+                                        {r}
+                                    </div>
+                                }
+                            })}
+                        {it
+                            .criterion
+                            .clone()
+                            .map(|c| {
+                                view! {
+                                    <div class="callout deferred">
+                                        <strong>{i18n.tr("item-criterion")}</strong>
+                                        " "
+                                        {c}
+                                    </div>
+                                }
+                            })}
+                        <h2>{i18n.tr("item-evidence")}</h2>
+                        {no_evidence
+                            .then(|| {
+                                view! {
+                                    <div class="callout warn">{i18n.tr("item-no-evidence")}</div>
+                                }
+                            })}
+                        {(!it.evidence.is_empty())
+                            .then(|| {
+                                view! {
+                                    <ul class="evidence-list">
+                                        {it
+                                            .evidence
+                                            .iter()
+                                            .cloned()
+                                            .map(|e| view! { <EvidenceView evidence=e/> })
+                                            .collect_view()}
+                                    </ul>
+                                }
+                            })}
+                        {it
+                            .iac
+                            .clone()
+                            .map(|iac| {
+                                view! {
+                                    <p class="iac">
+                                        <span class="badge ev">{i18n.tr("item-iac")}</span>
+                                        <code>{iac.path}</code>
+                                        {iac.key.map(|k| view! { " → " <code>{k}</code> })}
+                                    </p>
+                                }
+                            })}
+                        {no_iac
+                            .then(|| {
+                                view! { <div class="callout warn">{i18n.tr("item-no-iac")}</div> }
+                            })}
+                        {(it.state == State::Desired && it.evidence.is_empty() && it.iac.is_none())
+                            .then(|| view! { <p class="muted">{i18n.tr("item-desired-nothing")}</p> })}
+                        <h2>{i18n.tr("item-depends-on")}</h2>
+                        <RefList items=page.depends_on/>
+                        <h2>{i18n.tr("item-dependents")}</h2>
+                        <RefList items=page.dependents/>
+                        <h2>{i18n.tr("tasks-pending")}</h2>
+                        <TaskList tasks=page.tasks after_names=page.after_names/>
+                    </div>
+                    <aside class="card facts">
+                        <dl>
+                            <dt>{i18n.tr("col-layer")}</dt>
+                            <dd>
+                                <a href=format!("/layers/{}", page.layer.id)>{layer_label}</a>
+                            </dd>
+                            <dt>{i18n.tr("col-sites")}</dt>
+                            <dd>
+                                {if page.sites.is_empty() {
+                                    i18n.tr("platform-wide").into_any()
+                                } else {
+                                    page.sites
+                                        .iter()
+                                        .map(|(id, name)| {
                                             view! {
-                                                <div class="callout rejected">
-                                                    <strong>{i18n.tr("item-reason")}</strong>
-                                                    " "
-                                                    {r}
-                                                </div>
+                                                <a class="site-tag" href=format!("/catalog?site={id}")>
+                                                    {if name.is_empty() { id.clone() } else { name.clone() }}
+                                                </a>
                                             }
-                                        })}
-                                    {it
-                                        .criterion
-                                        .clone()
-                                        .map(|c| {
-                                            view! {
-                                                <div class="callout deferred">
-                                                    <strong>{i18n.tr("item-criterion")}</strong>
-                                                    " "
-                                                    {c}
-                                                </div>
-                                            }
-                                        })}
-                                    <h2>{i18n.tr("item-evidence")}</h2>
-                                    {no_evidence
-                                        .then(|| {
-                                            view! {
-                                                <div class="callout warn">{i18n.tr("item-no-evidence")}</div>
-                                            }
-                                        })}
-                                    {(!it.evidence.is_empty())
-                                        .then(|| {
-                                            view! {
-                                                <ul class="evidence-list">
-                                                    {it
-                                                        .evidence
-                                                        .iter()
-                                                        .cloned()
-                                                        .map(|e| view! { <EvidenceView evidence=e/> })
-                                                        .collect_view()}
-                                                </ul>
-                                            }
-                                        })}
-                                    {it
-                                        .iac
-                                        .clone()
-                                        .map(|iac| {
-                                            view! {
-                                                <p class="iac">
-                                                    <span class="badge ev">{i18n.tr("item-iac")}</span>
-                                                    <code>{iac.path}</code>
-                                                    {iac.key.map(|k| view! { " → " <code>{k}</code> })}
-                                                </p>
-                                            }
-                                        })}
-                                    {no_iac
-                                        .then(|| {
-                                            view! { <div class="callout warn">{i18n.tr("item-no-iac")}</div> }
-                                        })}
-                                    {(it.state == State::Desired && it.evidence.is_empty() && it.iac.is_none())
-                                        .then(|| view! { <p class="muted">{i18n.tr("item-desired-nothing")}</p> })}
-                                    <h2>{i18n.tr("item-depends-on")}</h2>
-                                    <RefList items=page.depends_on/>
-                                    <h2>{i18n.tr("item-dependents")}</h2>
-                                    <RefList items=page.dependents/>
-                                    <h2>{i18n.tr("tasks-pending")}</h2>
-                                    <TaskList tasks=page.tasks after_names=page.after_names/>
-                                </div>
-                                <aside class="card facts">
-                                    <dl>
-                                        <dt>{i18n.tr("col-layer")}</dt>
+                                        })
+                                        .collect_view()
+                                        .into_any()
+                                }}
+                            </dd>
+                            {(!it.hosts.is_empty())
+                                .then(|| {
+                                    view! {
+                                        <dt>{i18n.tr("item-hosts")}</dt>
+                                        <dd>{it.hosts.join(", ")}</dd>
+                                    }
+                                })}
+                            {(!it.gpus.is_empty())
+                                .then(|| {
+                                    view! {
+                                        <dt>{i18n.tr("item-gpus")}</dt>
                                         <dd>
-                                            <a href=format!("/layers/{}", page.layer.id)>{layer_label}</a>
+                                            {it
+                                                .gpus
+                                                .iter()
+                                                .map(ToString::to_string)
+                                                .collect::<Vec<_>>()
+                                                .join(", ")}
+                                            <GpusFree id=item_id.clone()/>
                                         </dd>
-                                        <dt>{i18n.tr("col-sites")}</dt>
-                                        <dd>
-                                            {if page.sites.is_empty() {
-                                                i18n.tr("platform-wide").into_any()
-                                            } else {
-                                                page.sites
-                                                    .iter()
-                                                    .map(|(id, name)| {
-                                                        view! {
-                                                            <a class="site-tag" href=format!("/catalog?site={id}")>
-                                                                {if name.is_empty() { id.clone() } else { name.clone() }}
-                                                            </a>
-                                                        }
-                                                    })
-                                                    .collect_view()
-                                                    .into_any()
-                                            }}
-                                        </dd>
-                                        {(!it.hosts.is_empty())
-                                            .then(|| {
-                                                view! {
-                                                    <dt>{i18n.tr("item-hosts")}</dt>
-                                                    <dd>{it.hosts.join(", ")}</dd>
-                                                }
-                                            })}
-                                        {(!it.gpus.is_empty())
-                                            .then(|| {
-                                                view! {
-                                                    <dt>{i18n.tr("item-gpus")}</dt>
-                                                    <dd>
-                                                        {it
-                                                            .gpus
-                                                            .iter()
-                                                            .map(ToString::to_string)
-                                                            .collect::<Vec<_>>()
-                                                            .join(", ")}
-                                                        <GpusFree id=item_id.clone()/>
-                                                    </dd>
-                                                }
-                                            })}
-                                        {page
-                                            .phase
-                                            .clone()
-                                            .map(|p| {
-                                                view! {
-                                                    <dt>{i18n.tr("item-phase")}</dt>
-                                                    <dd>{p}</dd>
-                                                }
-                                            })}
-                                        {(!it.tags.is_empty())
-                                            .then(|| {
-                                                view! {
-                                                    <dt>{i18n.tr("item-tags")}</dt>
-                                                    <dd>{it.tags.join(", ")}</dd>
-                                                }
-                                            })}
-                                    </dl>
-                                </aside>
-                            </div>
-                            <h2>{i18n.tr("nav-decisions")}</h2>
-                            <DecisionTable decisions=page.decisions/>
-                            <ItemTimeline id=item_id/>
-                            <crate::pages::item_change::ItemChange item=it.clone()/>
-                        }
-                            .into_any()
-                    }
-                }
-            })}
-        </Suspense>
+                                    }
+                                })}
+                            {page
+                                .phase
+                                .clone()
+                                .map(|p| {
+                                    view! {
+                                        <dt>{i18n.tr("item-phase")}</dt>
+                                        <dd>{p}</dd>
+                                    }
+                                })}
+                            {(!it.tags.is_empty())
+                                .then(|| {
+                                    view! {
+                                        <dt>{i18n.tr("item-tags")}</dt>
+                                        <dd>{it.tags.join(", ")}</dd>
+                                    }
+                                })}
+                        </dl>
+                    </aside>
+                </div>
+                <h2>{i18n.tr("nav-decisions")}</h2>
+                <DecisionTable decisions=page.decisions/>
+                <ItemTimeline id=item_id/>
+                <crate::pages::item_change::ItemChange item=it.clone()/>
+            }
+                .into_any()
+        })}
     }
 }

@@ -20,7 +20,7 @@ use crate::{
         get_viewer,
         selfservice::Refusal,
     },
-    components::{LoadError, Loading, NotFound},
+    components::{Wait, found},
     i18n::{Lang, t, use_i18n},
     pages::selfservice::{DiffLines, field_error_text, query_pairs},
 };
@@ -258,15 +258,9 @@ pub fn ItemChangePage() -> impl IntoView {
     );
     view! {
         <Title text=move || t(i18n.lang(), "change-title")/>
-        <Suspense fallback=Loading>
-            {move || Suspend::new(async move {
-                match data.await {
-                    Err(e) => view! { <LoadError message=e.to_string()/> }.into_any(),
-                    Ok(None) => view! { <NotFound/> }.into_any(),
-                    Ok(Some(page)) => change_body(page, query_pairs(&query.get_untracked())),
-                }
-            })}
-        </Suspense>
+        {found(Wait::Placeholder, data, move |page| {
+            change_body(page, query_pairs(&query.get_untracked()))
+        })}
     }
 }
 

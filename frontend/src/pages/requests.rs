@@ -12,7 +12,7 @@ use crate::{
     api::selfservice::{
         ApproveRequest, MergeRequest, RejectRequest, RequestPageData, get_request, list_requests,
     },
-    components::{LoadError, Loading, NotFound, refresh_while},
+    components::{Wait, found, loaded, refresh_while},
     i18n::{t, t_args, use_i18n},
     pages::resources::resource_state_key,
     pages::selfservice::{RequestStateBadge, request_state_key, short_time},
@@ -56,67 +56,60 @@ pub fn RequestsPage() -> impl IntoView {
                 <a href="/self-service">{i18n.tr("req-new")}</a>
             </p>
         </header>
-        <Transition fallback=Loading>
-            {move || Suspend::new(async move {
-                match data.await {
-                    Err(e) => view! { <LoadError message=e.to_string()/> }.into_any(),
-                    Ok(page) => {
-                        let current = state.get_untracked();
-                        view! {
-                            {page.all.then(|| view! { <StateFilter current=current.clone()/> })}
-                            <p class="lead muted">
-                                {if page.all { i18n.tr("req-all") } else { i18n.tr("req-mine") }}
-                            </p>
-                            {if page.rows.is_empty() {
-                                view! { <p class="muted empty-list">{i18n.tr("req-none")}</p> }.into_any()
-                            } else {
-                                view! {
-                                    <div class="table-wrap">
-                                        <table class="requests">
-                                            <thead>
-                                                <tr>
-                                                    <th>"#"</th>
-                                                    <th>{i18n.tr("req-col-template")}</th>
-                                                    <th>{i18n.tr("req-col-author")}</th>
-                                                    <th>{i18n.tr("req-col-state")}</th>
-                                                    <th>{i18n.tr("req-col-created")}</th>
+        {loaded(Wait::Keep, data, move |page| {
+            let current = state.get_untracked();
+            view! {
+                {page.all.then(|| view! { <StateFilter current=current.clone()/> })}
+                <p class="lead muted">
+                    {if page.all { i18n.tr("req-all") } else { i18n.tr("req-mine") }}
+                </p>
+                {if page.rows.is_empty() {
+                    view! { <p class="muted empty-list">{i18n.tr("req-none")}</p> }.into_any()
+                } else {
+                    view! {
+                        <div class="table-wrap">
+                            <table class="requests">
+                                <thead>
+                                    <tr>
+                                        <th>"#"</th>
+                                        <th>{i18n.tr("req-col-template")}</th>
+                                        <th>{i18n.tr("req-col-author")}</th>
+                                        <th>{i18n.tr("req-col-state")}</th>
+                                        <th>{i18n.tr("req-col-created")}</th>
+                                    </tr>
+                                </thead>
+                                <tbody>
+                                    {page
+                                        .rows
+                                        .into_iter()
+                                        .map(|r| {
+                                            view! {
+                                                <tr class="request-row" data-id=r.id data-state=r.state.as_str()>
+                                                    <td class="nowrap">
+                                                        <a href=format!("/requests/{}", r.id)>{format!("#{}", r.id)}</a>
+                                                    </td>
+                                                    <td>
+                                                        <a class="item-name" href=format!("/requests/{}", r.id)>
+                                                            {r.template_title.clone()}
+                                                        </a>
+                                                        <div class="summary"><code>{r.target.clone()}</code></div>
+                                                    </td>
+                                                    <td title=r.author.clone()>{r.author_name.clone()}</td>
+                                                    <td class="nowrap"><RequestStateBadge state=r.state/></td>
+                                                    <td class="nowrap muted">{short_time(&r.created_at)}</td>
                                                 </tr>
-                                            </thead>
-                                            <tbody>
-                                                {page
-                                                    .rows
-                                                    .into_iter()
-                                                    .map(|r| {
-                                                        view! {
-                                                            <tr class="request-row" data-id=r.id data-state=r.state.as_str()>
-                                                                <td class="nowrap">
-                                                                    <a href=format!("/requests/{}", r.id)>{format!("#{}", r.id)}</a>
-                                                                </td>
-                                                                <td>
-                                                                    <a class="item-name" href=format!("/requests/{}", r.id)>
-                                                                        {r.template_title.clone()}
-                                                                    </a>
-                                                                    <div class="summary"><code>{r.target.clone()}</code></div>
-                                                                </td>
-                                                                <td title=r.author.clone()>{r.author_name.clone()}</td>
-                                                                <td class="nowrap"><RequestStateBadge state=r.state/></td>
-                                                                <td class="nowrap muted">{short_time(&r.created_at)}</td>
-                                                            </tr>
-                                                        }
-                                                    })
-                                                    .collect_view()}
-                                            </tbody>
-                                        </table>
-                                    </div>
-                                }
-                                    .into_any()
-                            }}
-                        }
-                            .into_any()
+                                            }
+                                        })
+                                        .collect_view()}
+                                </tbody>
+                            </table>
+                        </div>
                     }
-                }
-            })}
-        </Transition>
+                        .into_any()
+                }}
+            }
+                .into_any()
+        })}
     }
 }
 
@@ -206,19 +199,13 @@ pub fn RequestPage() -> impl IntoView {
         })
     };
     view! {
-        <Transition fallback=Loading>
-            {move || Suspend::new(async move {
-                match data.await {
-                    Err(e) => view! { <LoadError message=e.to_string()/> }.into_any(),
-                    Ok(None) => view! { <NotFound/> }.into_any(),
-                    Ok(Some(data)) => view! {
-                        <RequestBody data approve reject merge/>
-                        {move || refused().map(|m| view! { <div class="error-box" role="alert">{m}</div> })}
-                    }
-                        .into_any(),
-                }
-            })}
-        </Transition>
+        {found(Wait::Keep, data, move |data| {
+            view! {
+                <RequestBody data approve reject merge/>
+                {move || refused().map(|m| view! { <div class="error-box" role="alert">{m}</div> })}
+            }
+                .into_any()
+        })}
         <Title text=move || {
             t_args(i18n.lang(), "req-page-title", &[("id", id().unwrap_or_default().to_string().into())])
         }/>

@@ -8,7 +8,7 @@ use mirante_domain::resource::{Deployment, Resource as PortalResource, ResourceS
 
 use crate::{
     api::selfservice::list_resources,
-    components::{LoadError, Loading, refresh_while},
+    components::{Wait, loaded, refresh_while},
     i18n::{t, use_i18n},
 };
 
@@ -56,60 +56,55 @@ pub fn ResourcesPage() -> impl IntoView {
                 <a href="/self-service">{i18n.tr("req-new")}</a>
             </p>
         </header>
-        <Transition fallback=Loading>
-            {move || Suspend::new(async move {
-                match data.await {
-                    Err(e) => view! { <LoadError message=e.to_string()/> }.into_any(),
-                    Ok(page) if page.rows.is_empty() => {
-                        view! { <p class="muted empty-list">{i18n.tr("res-none")}</p> }.into_any()
-                    }
-                    Ok(page) if page.all => {
-                        // Admins: per cluster, those on no cluster last.
-                        let mut clusters: Vec<Option<String>> = page
-                            .rows
-                            .iter()
-                            .map(|r| r.cluster.clone())
-                            .collect();
-                        clusters.sort_by_key(|c| (c.is_none(), c.clone()));
-                        clusters.dedup();
-                        view! {
-                            <p class="lead muted">{i18n.tr("res-all")}</p>
-                            {clusters
-                                .into_iter()
-                                .map(|cluster| {
-                                    let rows: Vec<PortalResource> = page
-                                        .rows
-                                        .iter()
-                                        .filter(|r| r.cluster == cluster)
-                                        .cloned()
-                                        .collect();
-                                    let heading = cluster.clone();
-                                    view! {
-                                        <section class="resource-group" data-cluster=cluster.clone()>
-                                            <h2>
-                                                {match heading {
-                                                    Some(c) => view! { <a href=format!("/items/{c}")>{c.clone()}</a> }.into_any(),
-                                                    None => view! { <span>{i18n.tr("res-no-cluster")}</span> }.into_any(),
-                                                }}
-                                            </h2>
-                                            <ResourceList rows/>
-                                        </section>
-                                    }
-                                })
-                                .collect_view()}
-                        }
-                            .into_any()
-                    }
-                    Ok(page) => {
-                        view! {
-                            <p class="lead muted">{i18n.tr("res-mine")}</p>
-                            <ResourceList rows=page.rows/>
-                        }
-                            .into_any()
-                    }
+        {loaded(Wait::Keep, data, move |value| match value {
+            page if page.rows.is_empty() => {
+                view! { <p class="muted empty-list">{i18n.tr("res-none")}</p> }.into_any()
+            }
+            page if page.all => {
+                // Admins: per cluster, those on no cluster last.
+                let mut clusters: Vec<Option<String>> = page
+                    .rows
+                    .iter()
+                    .map(|r| r.cluster.clone())
+                    .collect();
+                clusters.sort_by_key(|c| (c.is_none(), c.clone()));
+                clusters.dedup();
+                view! {
+                    <p class="lead muted">{i18n.tr("res-all")}</p>
+                    {clusters
+                        .into_iter()
+                        .map(|cluster| {
+                            let rows: Vec<PortalResource> = page
+                                .rows
+                                .iter()
+                                .filter(|r| r.cluster == cluster)
+                                .cloned()
+                                .collect();
+                            let heading = cluster.clone();
+                            view! {
+                                <section class="resource-group" data-cluster=cluster.clone()>
+                                    <h2>
+                                        {match heading {
+                                            Some(c) => view! { <a href=format!("/items/{c}")>{c.clone()}</a> }.into_any(),
+                                            None => view! { <span>{i18n.tr("res-no-cluster")}</span> }.into_any(),
+                                        }}
+                                    </h2>
+                                    <ResourceList rows/>
+                                </section>
+                            }
+                        })
+                        .collect_view()}
                 }
-            })}
-        </Transition>
+                    .into_any()
+            }
+            page => {
+                view! {
+                    <p class="lead muted">{i18n.tr("res-mine")}</p>
+                    <ResourceList rows=page.rows/>
+                }
+                    .into_any()
+            }
+        })}
     }
 }
 

@@ -11,7 +11,7 @@ use mirante_domain::{
 
 use crate::{
     api::roadmap::{get_roadmap, get_roadmap_graph},
-    components::{LoadError, Loading, PriorityBadge, StateBadge, state_key, status_key},
+    components::{PriorityBadge, StateBadge, Wait, loaded, state_key, status_key},
     i18n::{t, t_args, use_i18n},
     pages::history::BurnupSection,
 };
@@ -189,130 +189,123 @@ pub fn RoadmapView() -> impl IntoView {
             </p>
         </header>
         <BurnupSection/>
-        <Suspense fallback=Loading>
-            {move || Suspend::new(async move {
-                match data.await {
-                    Err(e) => view! { <LoadError message=e.to_string()/> }.into_any(),
-                    Ok(page) => {
-                        let layer_name = {
-                            let layers = page.layers.clone();
-                            move |id: &str| {
-                                layers
-                                    .iter()
-                                    .find(|(l, _)| l == id)
-                                    .map_or_else(|| id.to_owned(), |(_, n)| n.clone())
+        {loaded(Wait::Placeholder, data, move |page| {
+            let layer_name = {
+                let layers = page.layers.clone();
+                move |id: &str| {
+                    layers
+                        .iter()
+                        .find(|(l, _)| l == id)
+                        .map_or_else(|| id.to_owned(), |(_, n)| n.clone())
+                }
+            };
+            let site_name = {
+                let sites = page.roadmap.progress.sites.clone();
+                move |id: &str| {
+                    sites
+                        .iter()
+                        .find(|p| p.id == id)
+                        .map_or_else(|| id.to_owned(), |p| p.name.clone())
+                }
+            };
+            let rm = page.roadmap;
+            let phases = rm.phases.clone();
+            let tasks = rm.tasks.clone();
+            let progress = rm.progress.clone();
+            let roadmap = StoredValue::new(rm);
+            view! {
+                <section class="phases">
+                    <h2>{i18n.tr("roadmap-phases")}</h2>
+                    {phases
+                        .into_iter()
+                        .map(|ph| {
+                            let heading = if ph.id.is_empty() {
+                                view! { {i18n.tr("roadmap-unphased")} }.into_any()
+                            } else {
+                                view! { {ph.name.clone()} }.into_any()
+                            };
+                            let items: Vec<RoadmapItem> = roadmap
+                                .with_value(|r| {
+                                    ph.items
+                                        .iter()
+                                        .filter_map(|id| r.item(id).cloned())
+                                        .collect()
+                                });
+                            view! {
+                                <article class="card phase" id=format!("phase-{}", ph.id)>
+                                    <h3>{heading}</h3>
+                                    {(!ph.description.is_empty())
+                                        .then(|| view! { <p class="muted">{ph.description.clone()}</p> })}
+                                    <ProgressBar counts=ph.counts/>
+                                    <ul class="rm-items">
+                                        {items
+                                            .into_iter()
+                                            .map(|item| view! { <ItemLine item roadmap/> })
+                                            .collect_view()}
+                                    </ul>
+                                </article>
                             }
-                        };
-                        let site_name = {
-                            let sites = page.roadmap.progress.sites.clone();
-                            move |id: &str| {
-                                sites
-                                    .iter()
-                                    .find(|p| p.id == id)
-                                    .map_or_else(|| id.to_owned(), |p| p.name.clone())
-                            }
-                        };
-                        let rm = page.roadmap;
-                        let phases = rm.phases.clone();
-                        let tasks = rm.tasks.clone();
-                        let progress = rm.progress.clone();
-                        let roadmap = StoredValue::new(rm);
-                        view! {
-                            <section class="phases">
-                                <h2>{i18n.tr("roadmap-phases")}</h2>
-                                {phases
+                                .into_any()
+                        })
+                        .collect_view()}
+                </section>
+                <div class="progress-grid">
+                    {view! { <ProgressTable title="roadmap-progress-sites" rows=progress.sites/> }.into_any()}
+                    {view! { <ProgressTable title="roadmap-progress-layers" rows=progress.layers/> }.into_any()}
+                </div>
+                <section class="rm-tasks">
+                    <h2>{i18n.tr("roadmap-tasks")}</h2>
+                    <p class="muted">{i18n.tr("roadmap-tasks-lead")}</p>
+                    <div class="table-wrap">
+                        <table class="list">
+                            <thead>
+                                <tr>
+                                    <th scope="col">{i18n.tr("roadmap-col-priority")}</th>
+                                    <th scope="col">{i18n.tr("roadmap-col-task")}</th>
+                                    <th scope="col">{i18n.tr("col-sites")}</th>
+                                    <th scope="col">{i18n.tr("col-layer")}</th>
+                                    <th scope="col">{i18n.tr("roadmap-col-status")}</th>
+                                </tr>
+                            </thead>
+                            <tbody>
+                                {tasks
                                     .into_iter()
-                                    .map(|ph| {
-                                        let heading = if ph.id.is_empty() {
-                                            view! { {i18n.tr("roadmap-unphased")} }.into_any()
+                                    .map(|task| {
+                                        let sites = if task.sites.is_empty() {
+                                            view! { <span class="muted">{i18n.tr("platform-wide")}</span> }.into_any()
                                         } else {
-                                            view! { {ph.name.clone()} }.into_any()
+                                            task.sites
+                                                .iter()
+                                                .map(|s| site_name(s))
+                                                .collect::<Vec<_>>()
+                                                .join(", ")
+                                                .into_any()
                                         };
-                                        let items: Vec<RoadmapItem> = roadmap
-                                            .with_value(|r| {
-                                                ph.items
-                                                    .iter()
-                                                    .filter_map(|id| r.item(id).cloned())
-                                                    .collect()
-                                            });
+                                        let blocked = !task.blocked_by.is_empty();
                                         view! {
-                                            <article class="card phase" id=format!("phase-{}", ph.id)>
-                                                <h3>{heading}</h3>
-                                                {(!ph.description.is_empty())
-                                                    .then(|| view! { <p class="muted">{ph.description.clone()}</p> })}
-                                                <ProgressBar counts=ph.counts/>
-                                                <ul class="rm-items">
-                                                    {items
-                                                        .into_iter()
-                                                        .map(|item| view! { <ItemLine item roadmap/> })
-                                                        .collect_view()}
-                                                </ul>
-                                            </article>
+                                            <tr id=format!("task-{}", task.id)>
+                                                <td><PriorityBadge priority=task.priority/></td>
+                                                <td>{task.title.clone()}</td>
+                                                <td>{sites}</td>
+                                                <td>
+                                                    <a href=format!("/layers/{}", task.layer)>{layer_name(&task.layer)}</a>
+                                                </td>
+                                                <td>
+                                                    <StatusChip status=task.status/>
+                                                    {blocked.then(|| view! { " " <Blockers blockers=task.blocked_by.clone() roadmap/> }.into_any())}
+                                                </td>
+                                            </tr>
                                         }
                                             .into_any()
                                     })
                                     .collect_view()}
-                            </section>
-                            <div class="progress-grid">
-                                {view! { <ProgressTable title="roadmap-progress-sites" rows=progress.sites/> }.into_any()}
-                                {view! { <ProgressTable title="roadmap-progress-layers" rows=progress.layers/> }.into_any()}
-                            </div>
-                            <section class="rm-tasks">
-                                <h2>{i18n.tr("roadmap-tasks")}</h2>
-                                <p class="muted">{i18n.tr("roadmap-tasks-lead")}</p>
-                                <div class="table-wrap">
-                                    <table class="list">
-                                        <thead>
-                                            <tr>
-                                                <th scope="col">{i18n.tr("roadmap-col-priority")}</th>
-                                                <th scope="col">{i18n.tr("roadmap-col-task")}</th>
-                                                <th scope="col">{i18n.tr("col-sites")}</th>
-                                                <th scope="col">{i18n.tr("col-layer")}</th>
-                                                <th scope="col">{i18n.tr("roadmap-col-status")}</th>
-                                            </tr>
-                                        </thead>
-                                        <tbody>
-                                            {tasks
-                                                .into_iter()
-                                                .map(|task| {
-                                                    let sites = if task.sites.is_empty() {
-                                                        view! { <span class="muted">{i18n.tr("platform-wide")}</span> }.into_any()
-                                                    } else {
-                                                        task.sites
-                                                            .iter()
-                                                            .map(|s| site_name(s))
-                                                            .collect::<Vec<_>>()
-                                                            .join(", ")
-                                                            .into_any()
-                                                    };
-                                                    let blocked = !task.blocked_by.is_empty();
-                                                    view! {
-                                                        <tr id=format!("task-{}", task.id)>
-                                                            <td><PriorityBadge priority=task.priority/></td>
-                                                            <td>{task.title.clone()}</td>
-                                                            <td>{sites}</td>
-                                                            <td>
-                                                                <a href=format!("/layers/{}", task.layer)>{layer_name(&task.layer)}</a>
-                                                            </td>
-                                                            <td>
-                                                                <StatusChip status=task.status/>
-                                                                {blocked.then(|| view! { " " <Blockers blockers=task.blocked_by.clone() roadmap/> }.into_any())}
-                                                            </td>
-                                                        </tr>
-                                                    }
-                                                        .into_any()
-                                                })
-                                                .collect_view()}
-                                        </tbody>
-                                    </table>
-                                </div>
-                            </section>
-                        }
-                            .into_any()
-                    }
-                }
-            })}
-        </Suspense>
+                            </tbody>
+                        </table>
+                    </div>
+                </section>
+            }
+                .into_any()
+        })}
     }
 }
 
@@ -334,77 +327,70 @@ pub fn RoadmapGraphView() -> impl IntoView {
             <h1>{i18n.tr("roadmap-graph-title")}</h1>
             <p class="lead">{i18n.tr("roadmap-graph-lead")}</p>
         </header>
-        <Suspense fallback=Loading>
-            {move || Suspend::new(async move {
-                match data.await {
-                    Err(e) => view! { <LoadError message=e.to_string()/> }.into_any(),
-                    Ok(page) => {
-                        let selected = page.to.as_ref().map(|r| r.id.clone()).unwrap_or_default();
-                        view! {
-                            <form class="graph-form" method="get" action="/roadmap/graph">
-                                <label for="graph-to">{i18n.tr("roadmap-graph-to")}</label>
-                                <select id="graph-to" name="to">
-                                    <option value="" selected=selected.is_empty()>
-                                        {i18n.tr("roadmap-graph-none")}
+        {loaded(Wait::Placeholder, data, move |page| {
+            let selected = page.to.as_ref().map(|r| r.id.clone()).unwrap_or_default();
+            view! {
+                <form class="graph-form" method="get" action="/roadmap/graph">
+                    <label for="graph-to">{i18n.tr("roadmap-graph-to")}</label>
+                    <select id="graph-to" name="to">
+                        <option value="" selected=selected.is_empty()>
+                            {i18n.tr("roadmap-graph-none")}
+                        </option>
+                        {page
+                            .choices
+                            .iter()
+                            .map(|(id, name)| {
+                                view! {
+                                    <option value=id.clone() selected=*id == selected>
+                                        {name.clone()}
                                     </option>
-                                    {page
-                                        .choices
-                                        .iter()
-                                        .map(|(id, name)| {
-                                            view! {
-                                                <option value=id.clone() selected=*id == selected>
-                                                    {name.clone()}
-                                                </option>
-                                            }
-                                        })
-                                        .collect_view()}
-                                </select>
-                                <button type="submit">{i18n.tr("roadmap-graph-show")}</button>
-                            </form>
-                            {page
-                                .unknown
-                                .then(|| view! { <div class="callout warn">{i18n.tr("roadmap-graph-unknown")}</div> })}
-                            {(!page.path.is_empty())
-                                .then(|| {
-                                    view! {
-                                        <p class="critical-path">
-                                            <strong>{i18n.tr("roadmap-graph-path")}</strong>
-                                            " "
-                                            {page
-                                                .path
-                                                .iter()
-                                                .enumerate()
-                                                .map(|(n, r)| {
-                                                    view! {
-                                                        {(n > 0).then_some(" → ")}
-                                                        <a href=format!("/items/{}", r.id)>{r.name.clone()}</a>
-                                                    }
-                                                })
-                                                .collect_view()}
-                                        </p>
-                                    }
-                                })}
-                            <ul class="legend graph-legend">
-                                {State::ALL
-                                    .into_iter()
-                                    .map(|s| view! { <li><StateBadge state=s/></li> })
-                                    .collect_view()}
-                                <li class="legend-blocked">{i18n.tr("roadmap-graph-legend-blocked")}</li>
-                                <li class="legend-path">{i18n.tr("roadmap-graph-legend-path")}</li>
-                            </ul>
-                            <div class="graph-wrap" inner_html=page.svg></div>
-                            <p class="muted">
-                                {i18n.tr("roadmap-graph-note")}
+                                }
+                            })
+                            .collect_view()}
+                    </select>
+                    <button type="submit">{i18n.tr("roadmap-graph-show")}</button>
+                </form>
+                {page
+                    .unknown
+                    .then(|| view! { <div class="callout warn">{i18n.tr("roadmap-graph-unknown")}</div> })}
+                {(!page.path.is_empty())
+                    .then(|| {
+                        view! {
+                            <p class="critical-path">
+                                <strong>{i18n.tr("roadmap-graph-path")}</strong>
                                 " "
-                                <a href=format!("/roadmap/graph.svg{}", if selected.is_empty() { String::new() } else { format!("?to={selected}") }) rel="external">
-                                    "SVG"
-                                </a>
+                                {page
+                                    .path
+                                    .iter()
+                                    .enumerate()
+                                    .map(|(n, r)| {
+                                        view! {
+                                            {(n > 0).then_some(" → ")}
+                                            <a href=format!("/items/{}", r.id)>{r.name.clone()}</a>
+                                        }
+                                    })
+                                    .collect_view()}
                             </p>
                         }
-                            .into_any()
-                    }
-                }
-            })}
-        </Suspense>
+                    })}
+                <ul class="legend graph-legend">
+                    {State::ALL
+                        .into_iter()
+                        .map(|s| view! { <li><StateBadge state=s/></li> })
+                        .collect_view()}
+                    <li class="legend-blocked">{i18n.tr("roadmap-graph-legend-blocked")}</li>
+                    <li class="legend-path">{i18n.tr("roadmap-graph-legend-path")}</li>
+                </ul>
+                <div class="graph-wrap" inner_html=page.svg></div>
+                <p class="muted">
+                    {i18n.tr("roadmap-graph-note")}
+                    " "
+                    <a href=format!("/roadmap/graph.svg{}", if selected.is_empty() { String::new() } else { format!("?to={selected}") }) rel="external">
+                        "SVG"
+                    </a>
+                </p>
+            }
+                .into_any()
+        })}
     }
 }

@@ -30,7 +30,7 @@ use crate::{
         TemplateForm, get_template_form, initial_fields, list_template_problems, list_templates,
         preview_request, values_from_fields,
     },
-    components::{LoadError, Loading, NotFound},
+    components::{LoadError, Loading, Wait, found, loaded},
     i18n::{I18n, Lang, t, t_args, use_i18n},
 };
 
@@ -269,24 +269,16 @@ pub fn TemplateFormPage() -> impl IntoView {
         get_template_form,
     );
     view! {
-        <Suspense fallback=Loading>
-            {move || Suspend::new(async move {
-                match data.await {
-                    Err(e) => view! { <LoadError message=e.to_string()/> }.into_any(),
-                    Ok(None) => view! { <NotFound/> }.into_any(),
-                    Ok(Some(form)) => {
-                        let fields = initial_fields(&form.manifest, &query_pairs(&query.get_untracked()));
-                        let title = form.card.title.clone();
-                        view! {
-                            <Title text=move || loc(i18n, &title)/>
-                            <TemplateHead form=form.clone() step="ss-step-form"/>
-                            <ParameterForm form fields errors=Vec::new() general=None/>
-                        }
-                            .into_any()
-                    }
-                }
-            })}
-        </Suspense>
+        {found(Wait::Placeholder, data, move |form| {
+            let fields = initial_fields(&form.manifest, &query_pairs(&query.get_untracked()));
+            let title = form.card.title.clone();
+            view! {
+                <Title text=move || loc(i18n, &title)/>
+                <TemplateHead form=form.clone() step="ss-step-form"/>
+                <ParameterForm form fields errors=Vec::new() general=None/>
+            }
+                .into_any()
+        })}
     }
 }
 
@@ -732,15 +724,9 @@ pub fn PreviewPageView() -> impl IntoView {
     );
     view! {
         <Title text=move || t(i18n.lang(), "ss-step-preview")/>
-        <Suspense fallback=Loading>
-            {move || Suspend::new(async move {
-                match data.await {
-                    Err(e) => view! { <LoadError message=e.to_string()/> }.into_any(),
-                    Ok(None) => view! { <NotFound/> }.into_any(),
-                    Ok(Some(page)) => preview_body(page, query_pairs(&query.get_untracked())),
-                }
-            })}
-        </Suspense>
+        {found(Wait::Placeholder, data, move |page| {
+            preview_body(page, query_pairs(&query.get_untracked()))
+        })}
     }
 }
 
@@ -904,49 +890,44 @@ pub fn TemplateProblemsPage() -> impl IntoView {
         <Title text=move || t(i18n.lang(), "ss-problems-title")/>
         <h1>{i18n.tr("ss-problems-title")}</h1>
         <p class="lead">{i18n.tr("ss-problems-intro")}</p>
-        <Suspense fallback=Loading>
-            {move || Suspend::new(async move {
-                match data.await {
-                    Err(e) => view! { <LoadError message=e.to_string()/> }.into_any(),
-                    Ok(problems) if problems.is_empty() => {
-                        view! { <p class="callout ok">{i18n.tr("ss-problems-none")}</p> }.into_any()
-                    }
-                    Ok(problems) => view! {
-                        <div class="table-wrap">
-                            <table class="problems">
-                                <thead>
-                                    <tr>
-                                        <th>{i18n.tr("ss-problem-where")}</th>
-                                        <th>{i18n.tr("ss-problem-what")}</th>
-                                    </tr>
-                                </thead>
-                                <tbody>
-                                    {problems
-                                        .into_iter()
-                                        .map(|d| {
-                                            let place = if d.line == 0 {
-                                                d.file.clone()
-                                            } else if d.column == 0 {
-                                                format!("{}:{}", d.file, d.line)
-                                            } else {
-                                                format!("{}:{}:{}", d.file, d.line, d.column)
-                                            };
-                                            view! {
-                                                <tr>
-                                                    <td><code>{place}</code></td>
-                                                    <td>{d.message.clone()}</td>
-                                                </tr>
-                                            }
-                                        })
-                                        .collect_view()}
-                                </tbody>
-                            </table>
-                        </div>
-                    }
-                        .into_any(),
-                }
-            })}
-        </Suspense>
+        {loaded(Wait::Placeholder, data, move |value| match value {
+            problems if problems.is_empty() => {
+                view! { <p class="callout ok">{i18n.tr("ss-problems-none")}</p> }.into_any()
+            }
+            problems => view! {
+                <div class="table-wrap">
+                    <table class="problems">
+                        <thead>
+                            <tr>
+                                <th>{i18n.tr("ss-problem-where")}</th>
+                                <th>{i18n.tr("ss-problem-what")}</th>
+                            </tr>
+                        </thead>
+                        <tbody>
+                            {problems
+                                .into_iter()
+                                .map(|d| {
+                                    let place = if d.line == 0 {
+                                        d.file.clone()
+                                    } else if d.column == 0 {
+                                        format!("{}:{}", d.file, d.line)
+                                    } else {
+                                        format!("{}:{}:{}", d.file, d.line, d.column)
+                                    };
+                                    view! {
+                                        <tr>
+                                            <td><code>{place}</code></td>
+                                            <td>{d.message.clone()}</td>
+                                        </tr>
+                                    }
+                                })
+                                .collect_view()}
+                        </tbody>
+                    </table>
+                </div>
+            }
+                .into_any(),
+        })}
     }
 }
 

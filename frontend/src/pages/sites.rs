@@ -6,7 +6,7 @@ use mirante_domain::State;
 
 use crate::{
     api::list_sites,
-    components::{LoadError, Loading, StateBadge, state_key},
+    components::{StateBadge, Wait, loaded, state_key},
     i18n::{t, use_i18n},
 };
 
@@ -18,142 +18,135 @@ pub fn SitesPage() -> impl IntoView {
     view! {
         <Title text=move || t(i18n.lang(), "nav-sites")/>
         <h1>{i18n.tr("sites-title")}</h1>
-        <Suspense fallback=Loading>
-            {move || Suspend::new(async move {
-                match data.await {
-                    Err(e) => view! { <LoadError message=e.to_string()/> }.into_any(),
-                    Ok(page) => {
-                        page.sites
-                            .into_iter()
-                            .map(|sv| {
-                                let site_id = sv.site.id.clone();
-                                view! {
-                                    <section class="site-card card" id=format!("site-{}", sv.site.id)>
-                                        <header class="site-head">
-                                            <h2>{sv.site.name.clone()}</h2>
-                                            <span class="muted">{sv.site.location.clone()}</span>
-                                        </header>
-                                        <p class="notes">{sv.site.notes.clone()}</p>
-                                        <div class="site-counts">
-                                            {State::ALL
-                                                .into_iter()
-                                                .map(|s| {
-                                                    let href = format!(
-                                                        "/catalog?site={}&state={}",
-                                                        site_id,
-                                                        s.as_str(),
-                                                    );
-                                                    let n = sv.counts.get(s);
-                                                    view! {
-                                                        <a class=format!("count state-{}", s.as_str()) href=href>
-                                                            {n}
-                                                            " "
-                                                            {move || t(i18n.lang(), state_key(s))}
-                                                        </a>
-                                                    }
-                                                })
-                                                .collect_view()}
-                                        </div>
-                                        <h3>{i18n.tr("sites-host-groups")}</h3>
-                                        <ul class="host-groups">
+        {loaded(Wait::Placeholder, data, move |page| {
+            page.sites
+                .into_iter()
+                .map(|sv| {
+                    let site_id = sv.site.id.clone();
+                    view! {
+                        <section class="site-card card" id=format!("site-{}", sv.site.id)>
+                            <header class="site-head">
+                                <h2>{sv.site.name.clone()}</h2>
+                                <span class="muted">{sv.site.location.clone()}</span>
+                            </header>
+                            <p class="notes">{sv.site.notes.clone()}</p>
+                            <div class="site-counts">
+                                {State::ALL
+                                    .into_iter()
+                                    .map(|s| {
+                                        let href = format!(
+                                            "/catalog?site={}&state={}",
+                                            site_id,
+                                            s.as_str(),
+                                        );
+                                        let n = sv.counts.get(s);
+                                        view! {
+                                            <a class=format!("count state-{}", s.as_str()) href=href>
+                                                {n}
+                                                " "
+                                                {move || t(i18n.lang(), state_key(s))}
+                                            </a>
+                                        }
+                                    })
+                                    .collect_view()}
+                            </div>
+                            <h3>{i18n.tr("sites-host-groups")}</h3>
+                            <ul class="host-groups">
+                                {sv
+                                    .site
+                                    .host_groups
+                                    .iter()
+                                    .map(|g| {
+                                        view! {
+                                            <li>
+                                                <strong>{g.name.clone()}</strong>
+                                                " "
+                                                <code>{g.pattern.clone()}</code>
+                                                {g
+                                                    .count
+                                                    .map(|n| {
+                                                        view! {
+                                                            " · "
+                                                            {move || {
+                                                                crate::i18n::t_args(
+                                                                    i18n.lang(),
+                                                                    "sites-hosts-count",
+                                                                    &[("count", n.into())],
+                                                                )
+                                                            }}
+                                                        }
+                                                    })}
+                                            </li>
+                                        }
+                                    })
+                                    .collect_view()}
+                            </ul>
+                            <h3>{i18n.tr("sites-named-hosts")}</h3>
+                            <div class="table-wrap">
+                                <table class="hosts">
+                                    <thead>
+                                        <tr>
+                                            <th>{i18n.tr("sites-host")}</th>
+                                            <th>{i18n.tr("sites-tier")}</th>
+                                            <th>{i18n.tr("sites-roles")}</th>
+                                            <th>{i18n.tr("item-gpus")}</th>
+                                        </tr>
+                                    </thead>
+                                    <tbody>
+                                        {sv
+                                            .hosts
+                                            .iter()
+                                            .map(|h| {
+                                                view! {
+                                                    <tr>
+                                                        <td>
+                                                            <code>{h.id.clone()}</code>
+                                                            {(!h.notes.is_empty())
+                                                                .then(|| view! { <div class="summary">{h.notes.clone()}</div> })}
+                                                        </td>
+                                                        <td>{h.tier.clone().unwrap_or_else(|| "—".into())}</td>
+                                                        <td>{h.roles.join(", ")}</td>
+                                                        <td>
+                                                            {h
+                                                                .gpus
+                                                                .iter()
+                                                                .map(ToString::to_string)
+                                                                .collect::<Vec<_>>()
+                                                                .join(", ")}
+                                                        </td>
+                                                    </tr>
+                                                }
+                                            })
+                                            .collect_view()}
+                                    </tbody>
+                                </table>
+                            </div>
+                            {(!sv.gpu_items.is_empty())
+                                .then(|| {
+                                    view! {
+                                        <h3>{i18n.tr("sites-gpu-clusters")}</h3>
+                                        <ul class="refs">
                                             {sv
-                                                .site
-                                                .host_groups
+                                                .gpu_items
                                                 .iter()
-                                                .map(|g| {
+                                                .map(|r| {
                                                     view! {
                                                         <li>
-                                                            <strong>{g.name.clone()}</strong>
+                                                            <a href=format!("/items/{}", r.id)>{r.name.clone()}</a>
                                                             " "
-                                                            <code>{g.pattern.clone()}</code>
-                                                            {g
-                                                                .count
-                                                                .map(|n| {
-                                                                    view! {
-                                                                        " · "
-                                                                        {move || {
-                                                                            crate::i18n::t_args(
-                                                                                i18n.lang(),
-                                                                                "sites-hosts-count",
-                                                                                &[("count", n.into())],
-                                                                            )
-                                                                        }}
-                                                                    }
-                                                                })}
+                                                            <StateBadge state=r.state qualifier=r.qualifier/>
                                                         </li>
                                                     }
                                                 })
                                                 .collect_view()}
                                         </ul>
-                                        <h3>{i18n.tr("sites-named-hosts")}</h3>
-                                        <div class="table-wrap">
-                                            <table class="hosts">
-                                                <thead>
-                                                    <tr>
-                                                        <th>{i18n.tr("sites-host")}</th>
-                                                        <th>{i18n.tr("sites-tier")}</th>
-                                                        <th>{i18n.tr("sites-roles")}</th>
-                                                        <th>{i18n.tr("item-gpus")}</th>
-                                                    </tr>
-                                                </thead>
-                                                <tbody>
-                                                    {sv
-                                                        .hosts
-                                                        .iter()
-                                                        .map(|h| {
-                                                            view! {
-                                                                <tr>
-                                                                    <td>
-                                                                        <code>{h.id.clone()}</code>
-                                                                        {(!h.notes.is_empty())
-                                                                            .then(|| view! { <div class="summary">{h.notes.clone()}</div> })}
-                                                                    </td>
-                                                                    <td>{h.tier.clone().unwrap_or_else(|| "—".into())}</td>
-                                                                    <td>{h.roles.join(", ")}</td>
-                                                                    <td>
-                                                                        {h
-                                                                            .gpus
-                                                                            .iter()
-                                                                            .map(ToString::to_string)
-                                                                            .collect::<Vec<_>>()
-                                                                            .join(", ")}
-                                                                    </td>
-                                                                </tr>
-                                                            }
-                                                        })
-                                                        .collect_view()}
-                                                </tbody>
-                                            </table>
-                                        </div>
-                                        {(!sv.gpu_items.is_empty())
-                                            .then(|| {
-                                                view! {
-                                                    <h3>{i18n.tr("sites-gpu-clusters")}</h3>
-                                                    <ul class="refs">
-                                                        {sv
-                                                            .gpu_items
-                                                            .iter()
-                                                            .map(|r| {
-                                                                view! {
-                                                                    <li>
-                                                                        <a href=format!("/items/{}", r.id)>{r.name.clone()}</a>
-                                                                        " "
-                                                                        <StateBadge state=r.state qualifier=r.qualifier/>
-                                                                    </li>
-                                                                }
-                                                            })
-                                                            .collect_view()}
-                                                    </ul>
-                                                }
-                                            })}
-                                    </section>
-                                }
-                            })
-                            .collect_view()
-                            .into_any()
+                                    }
+                                })}
+                        </section>
                     }
-                }
-            })}
-        </Suspense>
+                })
+                .collect_view()
+                .into_any()
+        })}
     }
 }
