@@ -22,7 +22,18 @@
 //! | [`SelfService::preview_catalog_change`] / [`SelfService::submit_catalog_change`] | admin | an item's state, qualifier and evidence changed in its catalog file, proposed with no approval step |
 
 mod catalog_change;
+mod diff;
+mod dto;
+mod error;
 mod resources;
+mod templates;
+
+pub use diff::unified_diff;
+pub use dto::*;
+pub use error::ServiceError;
+use error::forge_error;
+use templates::Templates;
+pub use templates::{MONOREPO_TEMPLATES_MAX_BYTES, MONOREPO_TEMPLATES_MAX_FILES};
 
 use std::sync::Arc;
 
@@ -33,12 +44,9 @@ use mirante_domain::selfservice::CatalogContext;
 use mirante_domain::{
     Diagnostic,
     request::{RequestEvent, RequestState},
-    selfservice::{Approval, FieldError, TemplateManifest},
+    selfservice::Approval,
 };
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use similar::TextDiff;
-use utoipa::ToSchema;
 
 use crate::adapters::db::requests::Author;
 use crate::adapters::db::requests::CapacityGuard;
@@ -46,11 +54,8 @@ use crate::adapters::db::requests::Change;
 use crate::adapters::db::requests::NewRequest;
 use crate::adapters::db::requests::RequestRecord;
 use crate::adapters::db::requests::TransitionError;
-use crate::adapters::db::requests::TransitionRecord;
 use crate::adapters::forge::DirLimits;
-use crate::adapters::forge::DirRead;
 use crate::adapters::forge::Forge;
-use crate::adapters::forge::ForgeError;
 use crate::adapters::forge::ForgeKind;
 use crate::adapters::forge::MergeStyle;
 use crate::adapters::forge::WebhookEvent;
@@ -64,170 +69,13 @@ use crate::app::selfservice::template::TemplateSet;
 use crate::app::selfservice::worker;
 use crate::app::selfservice::worker::Worker;
 use crate::{
-    adapters::db::{Db, DbError, NewAuditEntry},
+    adapters::db::{Db, NewAuditEntry},
     app::catalog::{CatalogSource, CatalogStore, ReloadTrigger},
 };
 
 pub use crate::app::catalog_change::{
     CATALOG_CHANGE, CatalogChangeInput, CatalogChangePreview, ItemFields, content_sha256,
 };
-
-/// Why an operation was refused or failed.
-#[derive(Debug, thiserror::Error)]
-pub enum ServiceError {
-    /// No such template or request — or one the caller may not see (never told apart).
-    #[error("{0}")]
-    NotFound(String),
-    /// The caller may see it but not do this.
-    #[error("{0}")]
-    Forbidden(String),
-    /// The values are refused; every problem is listed.
-    #[error("{} invalid value(s)", .0.len())]
-    Invalid(Vec<FieldError>),
-    /// The request is malformed (a missing comment).
-    #[error("{0}")]
-    BadRequest(String),
-    /// It cannot happen now: the request is not in a state that allows it, the target
-    /// directory exists, the branch conflicts.
-    #[error("{0}")]
-    Conflict(String),
-    /// An approval would hand out GPUs the cluster does not have free (the value error of the
-    /// GPUs parameter, code `exceeds_free_capacity`, with the numbers).
-    #[error("{}; approve with an overcommit reason to hand them out anyway", .0.message)]
-    OverCapacity(Box<FieldError>),
-    /// The forge is down; try again later.
-    #[error("{0}")]
-    Unavailable(String),
-    /// Anything else (a broken template, the database).
-    #[error(transparent)]
-    Internal(#[from] anyhow::Error),
-}
-
-impl From<DbError> for ServiceError {
-    fn from(e: DbError) -> Self {
-        ServiceError::Internal(e.into())
-    }
-}
-
-impl From<TransitionError> for ServiceError {
-    fn from(e: TransitionError) -> Self {
-        match e {
-            TransitionError::NotFound(id) => ServiceError::NotFound(format!("no request {id}")),
-            TransitionError::Illegal(i) => ServiceError::Conflict(format!(
-                "the request is {}; that is not possible now",
-                i.from
-            )),
-            TransitionError::OverCapacity(refused) => {
-                ServiceError::OverCapacity(Box::new(refused.field_error("gpus")))
-            }
-            TransitionError::Db(e) => e.into(),
-        }
-    }
-}
-
-fn forge_error(e: ForgeError) -> ServiceError {
-    match e {
-        ForgeError::Unavailable(m) => {
-            ServiceError::Unavailable(format!("the forge is unavailable: {m}"))
-        }
-        ForgeError::Conflict(m) => ServiceError::Conflict(m),
-        ForgeError::Unsupported(m) => ServiceError::Conflict(format!("not supported: {m}")),
-        ForgeError::NotFound(m) => ServiceError::Conflict(format!("not found on the forge: {m}")),
-        ForgeError::TooLarge(m) => ServiceError::Conflict(m),
-        other => ServiceError::Internal(anyhow::Error::new(other)),
-    }
-}
-
-/// A template in the catalogue of templates.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct TemplateSummary {
-    /// Its id (`gpu-workspace`).
-    pub id: String,
-    /// Title in English.
-    pub title: String,
-    /// Title in Brazilian Portuguese.
-    pub title_pt_br: String,
-    /// Description in English.
-    pub description: String,
-    /// Description in Brazilian Portuguese.
-    pub description_pt_br: String,
-    /// Whether an admin approves requests made from it.
-    pub needs_approval: bool,
-}
-
-/// A template with everything its form needs.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct TemplateDetail {
-    /// The summary.
-    #[serde(flatten)]
-    pub summary: TemplateSummary,
-    /// The whole `template.yaml`: parameters (JSON-Schema subset), target, access.
-    #[schema(value_type = Object)]
-    pub manifest: TemplateManifest,
-}
-
-/// What a request asks for: `{"template": ID, "values": {...}}`.
-#[derive(Debug, Clone, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RequestInput {
-    /// The template's id.
-    pub template: String,
-    /// The form's values, by parameter name.
-    #[schema(value_type = Object)]
-    pub values: serde_json::Value,
-    /// The `at` of the preview being submitted: the files are rendered for that time again,
-    /// so a template that writes the date or time gives exactly the previewed files. At most
-    /// a day old; without it, now.
-    #[serde(default)]
-    pub at: Option<DateTime<Utc>>,
-}
-
-/// How a file compares with the base branch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum FileStatus {
-    /// New in the monorepo.
-    Added,
-    /// Replaces a file with other content.
-    Modified,
-    /// Same content as on the base branch.
-    Unchanged,
-}
-
-/// One file of a preview.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct PreviewFile {
-    /// Path in the monorepo.
-    pub path: String,
-    /// The whole new content.
-    pub content: String,
-    /// Added, modified or unchanged.
-    pub status: FileStatus,
-    /// A unified diff against the base branch (`--- a/…`, `+++ b/…`).
-    pub diff: String,
-}
-
-/// What a submission would propose.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct Preview {
-    /// The template's id.
-    pub template: String,
-    /// The directory the files go to.
-    pub target: String,
-    /// Short name for the branch.
-    pub slug: String,
-    /// The values after defaults and normalisation.
-    #[schema(value_type = Object)]
-    pub values: serde_json::Map<String, serde_json::Value>,
-    /// The branch compared against.
-    pub base: String,
-    /// Whether an admin approves it before it is proposed.
-    pub needs_approval: bool,
-    /// Every file, with its diff.
-    pub files: Vec<PreviewFile>,
-    /// When the files were rendered; submit with it to get exactly these files.
-    pub at: DateTime<Utc>,
-}
 
 /// How far back a submission may pin its render time to a preview's.
 const PREVIEW_VALID_FOR: chrono::TimeDelta = chrono::TimeDelta::hours(24);
@@ -245,125 +93,6 @@ fn render_time(at: Option<DateTime<Utc>>) -> Result<DateTime<Utc>, ServiceError>
                 .to_owned(),
         )),
     }
-}
-
-/// A request in a list.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct RequestSummary {
-    /// Its id.
-    pub id: i64,
-    /// The template's id.
-    pub template: String,
-    /// The template's title.
-    pub template_title: String,
-    /// The directory in the monorepo.
-    pub target: String,
-    /// Where it stands.
-    #[schema(value_type = String, example = "awaiting_approval")]
-    pub state: RequestState,
-    /// Who asked (username).
-    pub author: String,
-    /// Their display name.
-    pub author_name: String,
-    /// The pull request's number, once open.
-    pub pr_number: Option<i64>,
-    /// Where to open the pull request.
-    pub pr_url: Option<String>,
-    /// When it was made.
-    pub created_at: DateTime<Utc>,
-    /// When it last changed.
-    pub updated_at: DateTime<Utc>,
-}
-
-/// One step of the timeline.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct TimelineEntry {
-    /// The state before (`null` for the creation).
-    #[schema(value_type = Option<String>)]
-    pub from: Option<RequestState>,
-    /// The state after.
-    #[schema(value_type = String)]
-    pub to: RequestState,
-    /// When.
-    pub at: DateTime<Utc>,
-    /// A username, `system`, or `forge:<kind>`.
-    pub actor: String,
-    /// The admin's comment.
-    pub comment: Option<String>,
-    /// Why an approval handed out more GPUs than the cluster had free, if it did.
-    pub overcommit_reason: Option<String>,
-    /// For a step of the deployment after the merge, the state the resource reached
-    /// (`syncing`, `live` or `degraded`); the request stays merged (`from` and `to` are
-    /// `merged`), `actor` is `argocd` and `comment` is Argo CD's message. `null` for every
-    /// change of the request's state.
-    #[schema(value_type = Option<String>, example = "live")]
-    pub deployment: Option<mirante_domain::resource::ResourceState>,
-}
-
-/// A file of a request.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct RequestFile {
-    /// Path in the monorepo.
-    pub path: String,
-    /// Content.
-    pub content: String,
-}
-
-/// A request with everything its page shows.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct RequestDetail {
-    /// The list's fields.
-    #[serde(flatten)]
-    pub summary: RequestSummary,
-    /// The values.
-    #[schema(value_type = Object)]
-    pub values: serde_json::Value,
-    /// The files, exactly as previewed.
-    pub files: Vec<RequestFile>,
-    /// `mirante/<id>-<slug>`.
-    pub branch: String,
-    /// Whether an admin must approve it.
-    pub needs_approval: bool,
-    /// The admin who approved or rejected it.
-    pub decided_by: Option<String>,
-    /// Their comment.
-    pub decision_comment: Option<String>,
-    /// Why the admin approved more GPUs than the cluster had free, if they did.
-    pub overcommit_reason: Option<String>,
-    /// The last thing that went wrong while proposing or following it.
-    pub last_error: Option<String>,
-    /// How many times the worker took it up.
-    pub attempts: i64,
-    /// Every change of state, oldest first.
-    pub timeline: Vec<TimelineEntry>,
-    /// Whether the caller may approve or reject it now.
-    pub can_decide: bool,
-    /// Whether the caller may merge it now (local forge).
-    pub can_merge: bool,
-    /// The resource it made or changes (`/api/v1/resources/{id}`), once it is one: `null`
-    /// for a catalog change and for a request refused before any merge.
-    pub resource: Option<i64>,
-}
-
-/// What a webhook did.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
-#[serde(tag = "outcome", rename_all = "snake_case")]
-pub enum WebhookOutcome {
-    /// Not about a pull request the portal opened.
-    Ignored,
-    /// About one of ours, which already stood there.
-    Unchanged {
-        /// The request.
-        request: i64,
-    },
-    /// A request moved on.
-    Updated {
-        /// The request.
-        request: i64,
-        /// Its new state.
-        #[schema(value_type = String)]
-        state: RequestState,
-    },
 }
 
 /// The self-service operations.
@@ -384,176 +113,6 @@ pub const MONOREPO_CATALOG_MAX_FILES: usize = 2000;
 /// The most bytes the monorepo's catalog folder may hold when a hosted forge reads it.
 pub const MONOREPO_CATALOG_MAX_BYTES: u64 = 32 << 20;
 
-/// The most files the monorepo's template folder may hold (templates, skeletons, READMEs).
-pub const MONOREPO_TEMPLATES_MAX_FILES: usize = 1000;
-/// The most bytes the monorepo's template folder may hold, all files together.
-pub const MONOREPO_TEMPLATES_MAX_BYTES: u64 = 8 << 20;
-
-/// The templates in force: the built-in ones and those of a folder of the monorepo's base
-/// branch, read through the forge (any kind), which replace built-in ones with the same id. A
-/// template merged into the monorepo is offered at once, with no redeploy: each use asks the
-/// forge for the base branch's head (one cheap call); when it has moved, the folder's tree id
-/// is compared with the one last read, and only when that changed are the files read again.
-/// A forge that cannot be read keeps the last good set, and says why among the problems.
-struct Templates {
-    builtin: Arc<TemplateSet>,
-    /// The monorepo folder templates are read from, when there is one.
-    folder: Option<String>,
-    limits: DirLimits,
-    current: arc_swap::ArcSwap<TemplatesRead>,
-    /// One reader of the folder at a time; the others wait and then find it read.
-    reading: tokio::sync::Mutex<()>,
-}
-
-/// The templates as last read from the monorepo.
-struct TemplatesRead {
-    /// The base branch's head when last read successfully.
-    head: Option<String>,
-    /// The folder's tree id the set was read from.
-    tree: Option<String>,
-    /// The built-in templates with the folder's.
-    set: Arc<TemplateSet>,
-    /// Why the last attempt to read failed (the set is then the last good one).
-    failure: Option<Diagnostic>,
-    /// The head at which reading failed for a reason that retrying will not change (a folder
-    /// too large, a refused token): not read again until the branch moves.
-    failed_at: Option<String>,
-}
-
-impl Templates {
-    fn builtin(set: Arc<TemplateSet>) -> Self {
-        Templates {
-            current: arc_swap::ArcSwap::from_pointee(TemplatesRead {
-                head: None,
-                tree: None,
-                set: Arc::clone(&set),
-                failure: None,
-                failed_at: None,
-            }),
-            builtin: set,
-            folder: None,
-            limits: DirLimits {
-                max_files: MONOREPO_TEMPLATES_MAX_FILES,
-                max_bytes: MONOREPO_TEMPLATES_MAX_BYTES,
-            },
-            reading: tokio::sync::Mutex::new(()),
-        }
-    }
-
-    /// The set at the tip of the base branch `branch`, read again when the tip has moved.
-    async fn at_tip(&self, forge: &dyn Forge, branch: &str) -> Arc<TemplatesRead> {
-        let Some(folder) = &self.folder else {
-            return self.current.load_full();
-        };
-        let head = match forge.branch_head(branch).await {
-            Ok(head) => head,
-            Err(e) => return self.failed(folder, branch, None, &e),
-        };
-        let fresh = |read: &TemplatesRead| {
-            head.is_some()
-                && ((read.head == head && read.failure.is_none()) || read.failed_at == head)
-        };
-        let current = self.current.load_full();
-        if fresh(current.as_ref()) {
-            return current;
-        }
-        let _reading = self.reading.lock().await;
-        let current = self.current.load_full();
-        if fresh(current.as_ref()) {
-            return current;
-        }
-        let Some(rev) = head.clone() else {
-            // No base branch (yet): the built-in templates only.
-            return self.store(TemplatesRead {
-                head: None,
-                tree: None,
-                set: Arc::clone(&self.builtin),
-                failure: None,
-                failed_at: None,
-            });
-        };
-        let known = current.tree.as_deref();
-        match forge.read_dir(&rev, folder, known, self.limits).await {
-            // The folder did not change: the branch moved for other files.
-            Ok(DirRead { tree, files: None }) => self.store(TemplatesRead {
-                head,
-                tree: Some(tree),
-                set: Arc::clone(&current.set),
-                failure: None,
-                failed_at: None,
-            }),
-            Ok(DirRead {
-                tree,
-                files: Some(files),
-            }) => {
-                let origin = format!("monorepo:{folder}");
-                let set = (*self.builtin)
-                    .clone()
-                    .with_overrides(TemplateSet::from_files(&origin, files));
-                for problem in set.problems() {
-                    tracing::warn!(%problem, "a self-service template was left out");
-                }
-                self.store(TemplatesRead {
-                    head,
-                    tree: Some(tree),
-                    set: Arc::new(set),
-                    failure: None,
-                    failed_at: None,
-                })
-            }
-            // No such folder: the built-in templates only.
-            Err(ForgeError::NotFound(_)) => self.store(TemplatesRead {
-                head,
-                tree: None,
-                set: Arc::clone(&self.builtin),
-                failure: None,
-                failed_at: None,
-            }),
-            Err(e) => self.failed(folder, branch, Some(rev), &e),
-        }
-    }
-
-    fn store(&self, read: TemplatesRead) -> Arc<TemplatesRead> {
-        let read = Arc::new(read);
-        self.current.store(Arc::clone(&read));
-        read
-    }
-
-    /// Keeps the last good set and records why it could not be read again at `head`.
-    fn failed(
-        &self,
-        folder: &str,
-        branch: &str,
-        head: Option<String>,
-        error: &ForgeError,
-    ) -> Arc<TemplatesRead> {
-        let current = self.current.load_full();
-        let kept = match &current.head {
-            Some(head) => format!(
-                "the templates read at commit {} are offered until it can be read",
-                head.get(..12).unwrap_or(head)
-            ),
-            None => "only the built-in templates are offered until it can be read".to_owned(),
-        };
-        let failure = Diagnostic::new(
-            folder,
-            0,
-            0,
-            format!("cannot read this folder on `{branch}`: {error}; {kept}"),
-        );
-        if current.failure.as_ref() != Some(&failure) {
-            tracing::warn!(error = %error, "cannot read the monorepo's self-service templates");
-        }
-        self.store(TemplatesRead {
-            head: current.head.clone(),
-            tree: current.tree.clone(),
-            set: Arc::clone(&current.set),
-            failure: Some(failure),
-            failed_at: head.filter(|_| !error.is_retryable()),
-        })
-    }
-}
-
 impl std::fmt::Debug for SelfService {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SelfService")
@@ -561,60 +120,6 @@ impl std::fmt::Debug for SelfService {
             .field("worker", &self.worker)
             .finish_non_exhaustive()
     }
-}
-
-fn summary_of(manifest: &TemplateManifest) -> TemplateSummary {
-    TemplateSummary {
-        id: manifest.id.clone(),
-        title: manifest.title.en.clone(),
-        title_pt_br: manifest.title.pt_br.clone(),
-        description: manifest.description.en.clone(),
-        description_pt_br: manifest.description.pt_br.clone(),
-        needs_approval: manifest.approval == Approval::Required,
-    }
-}
-
-fn request_summary(r: &RequestRecord) -> RequestSummary {
-    RequestSummary {
-        id: r.id,
-        template: r.template.clone(),
-        template_title: r.template_title.clone(),
-        target: r.target.clone(),
-        state: r.state,
-        author: r.author.username.clone(),
-        author_name: r.author.name.clone(),
-        pr_number: r.pr_number,
-        pr_url: r.pr_url.clone(),
-        created_at: r.created_at,
-        updated_at: r.updated_at,
-    }
-}
-
-fn timeline_entry(t: TransitionRecord) -> TimelineEntry {
-    TimelineEntry {
-        from: t.from,
-        to: t.to,
-        at: t.at,
-        actor: t.actor,
-        comment: t.comment,
-        overcommit_reason: t.overcommit_reason,
-        deployment: t.deployment,
-    }
-}
-
-/// A unified diff of `old` (absent: a new file) to `new` for `path`.
-pub fn unified_diff(path: &str, old: Option<&str>, new: &str) -> String {
-    let before = old.unwrap_or("");
-    let diff = TextDiff::from_lines(before, new);
-    let from = if old.is_some() {
-        format!("a/{path}")
-    } else {
-        "/dev/null".to_owned()
-    };
-    diff.unified_diff()
-        .context_radius(3)
-        .header(&from, &format!("b/{path}"))
-        .to_string()
 }
 
 impl SelfService {
@@ -1239,26 +744,4 @@ pub(crate) fn uses_own_namespaces(
         .parameters
         .iter()
         .any(|p| p.options == Some(mirante_domain::selfservice::OptionSource::OwnNamespaces))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_new_file_diffs_against_dev_null() {
-        let diff = unified_diff("ws/a.yaml", None, "kind: Namespace\n");
-        assert!(
-            diff.starts_with("--- /dev/null\n+++ b/ws/a.yaml\n"),
-            "{diff}"
-        );
-        assert!(diff.contains("+kind: Namespace"), "{diff}");
-    }
-
-    #[test]
-    fn a_changed_file_shows_removed_and_added_lines() {
-        let diff = unified_diff("a.yaml", Some("x: 1\ny: 2\n"), "x: 1\ny: 3\n");
-        assert!(diff.contains("--- a/a.yaml"), "{diff}");
-        assert!(diff.contains("-y: 2\n+y: 3"), "{diff}");
-    }
 }
