@@ -116,6 +116,18 @@ pub enum RequestEvent {
 }
 
 impl RequestEvent {
+    /// Every event.
+    pub const ALL: [RequestEvent; 8] = [
+        RequestEvent::AwaitApproval,
+        RequestEvent::Approve,
+        RequestEvent::Reject,
+        RequestEvent::StartProposing,
+        RequestEvent::Propose,
+        RequestEvent::Merge,
+        RequestEvent::Close,
+        RequestEvent::Fail,
+    ];
+
     /// Whether a person must explain this event with a comment.
     pub fn needs_comment(self) -> bool {
         matches!(self, RequestEvent::Reject)
@@ -247,18 +259,8 @@ mod tests {
 
     #[test]
     fn nothing_follows_a_final_state() {
-        let events = [
-            E::AwaitApproval,
-            E::Approve,
-            E::Reject,
-            E::StartProposing,
-            E::Propose,
-            E::Merge,
-            E::Close,
-            E::Fail,
-        ];
         for state in RequestState::ALL.into_iter().filter(|s| s.is_final()) {
-            for event in events {
+            for event in RequestEvent::ALL {
                 assert_eq!(
                     transition(state, event),
                     Err(IllegalTransition { from: state, event }),
@@ -317,16 +319,7 @@ mod tests {
         assert_eq!(queued(&straight), 1);
 
         for state in RequestState::ALL {
-            for event in [
-                E::AwaitApproval,
-                E::Approve,
-                E::Reject,
-                E::StartProposing,
-                E::Propose,
-                E::Merge,
-                E::Close,
-                E::Fail,
-            ] {
+            for event in RequestEvent::ALL {
                 if let Ok(step) = transition(state, event) {
                     assert_eq!(step.from, Some(state));
                     let expected = usize::from(step.to == S::Approved);
