@@ -69,7 +69,7 @@ fn handle() -> &'static PrometheusHandle {
 struct RouteTemplate(String);
 
 /// Outer middleware: counts and times every request by method, route template and status.
-pub async fn track(req: Request, next: Next) -> Response {
+pub(crate) async fn track(req: Request, next: Next) -> Response {
     let start = Instant::now();
     let method = match *req.method() {
         Method::GET => "GET",
@@ -99,7 +99,7 @@ pub async fn track(req: Request, next: Next) -> Response {
 
 /// Route middleware: passes the matched route template out to [`track`] (routing happens
 /// inside the layers that wrap the router, where [`MatchedPath`] is not yet known).
-pub async fn route(req: Request, next: Next) -> Response {
+pub(crate) async fn route(req: Request, next: Next) -> Response {
     let template = req
         .extensions()
         .get::<MatchedPath>()
@@ -112,24 +112,24 @@ pub async fn route(req: Request, next: Next) -> Response {
 }
 
 /// A proposing job ended with `outcome`.
-pub fn worker_job(outcome: &'static str) {
+pub(crate) fn worker_job(outcome: &'static str) {
     metrics::counter!("mirante_worker_jobs_total", "outcome" => outcome).increment(1);
 }
 
 /// A catalog reload ended with `outcome`.
-pub fn catalog_reload(outcome: &'static str) {
+pub(crate) fn catalog_reload(outcome: &'static str) {
     metrics::counter!("mirante_catalog_reloads_total", "outcome" => outcome).increment(1);
 }
 
 /// The metrics listener, bound at start-up so that a taken address fails the start.
-pub struct MetricsListener {
+pub(crate) struct MetricsListener {
     listener: TcpListener,
     addr: SocketAddr,
 }
 
 impl MetricsListener {
     /// Binds `addr` and installs the recorder.
-    pub async fn bind(addr: SocketAddr) -> std::io::Result<Self> {
+    pub(crate) async fn bind(addr: SocketAddr) -> std::io::Result<Self> {
         let listener = TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
         handle();
@@ -137,12 +137,12 @@ impl MetricsListener {
     }
 
     /// The address it listens on.
-    pub fn local_addr(&self) -> SocketAddr {
+    pub(crate) fn local_addr(&self) -> SocketAddr {
         self.addr
     }
 
     /// Serves `GET /metrics` until `stop` is cancelled.
-    pub fn spawn(self, catalog: std::sync::Arc<CatalogStore>, stop: CancellationToken) {
+    pub(crate) fn spawn(self, catalog: std::sync::Arc<CatalogStore>, stop: CancellationToken) {
         let router = Router::new()
             .route("/metrics", get(scrape))
             .with_state(Scrape {

@@ -16,7 +16,7 @@ use url::Url;
 
 /// The most bytes an answer of Argo CD may have; a list of every application of a large
 /// installation stays far below it.
-pub const MAX_ANSWER_BYTES: usize = 64 << 20;
+pub(crate) const MAX_ANSWER_BYTES: usize = 64 << 20;
 
 /// Where Argo CD is and how to sign in to it.
 #[derive(Clone)]
@@ -264,7 +264,7 @@ fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
 }
 
 /// `s` on one line, at most 300 characters.
-pub fn one_line(s: &str) -> String {
+pub(crate) fn one_line(s: &str) -> String {
     let line = s.split_whitespace().collect::<Vec<_>>().join(" ");
     line.chars().take(300).collect()
 }

@@ -90,7 +90,7 @@ impl CatalogSource {
 /// The files of the built-in demo catalog as (relative path, contents), chosen as
 /// [`load::load_dir`] chooses them on disk (catalog files, no hidden ones), so the embedded
 /// catalog hashes the same as the `catalog/` directory it was built from.
-pub fn embedded_files() -> Vec<(String, Vec<u8>)> {
+pub(crate) fn embedded_files() -> Vec<(String, Vec<u8>)> {
     fn walk(dir: &Dir<'static>, out: &mut Vec<(String, Vec<u8>)>) {
         for file in dir.files() {
             let name = file.path().to_string_lossy().replace('\\', "/");

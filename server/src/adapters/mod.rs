@@ -2,7 +2,7 @@
 //! the forges and the identity provider as they move here), over the domain's plain values.
 //! They never depend on the application services nor on the HTTP layer.
 
-pub mod argocd;
+pub(crate) mod argocd;
 pub(crate) mod catalog_source;
 pub mod db;
 pub mod forge;

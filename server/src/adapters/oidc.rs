@@ -44,7 +44,7 @@ type Client = CoreClient<
 
 /// The `groups` claim (Authentik sends it with the `profile` scope).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct GroupsClaim {
+pub(crate) struct GroupsClaim {
     /// Group names.
     #[serde(default)]
     pub groups: Vec<String>,

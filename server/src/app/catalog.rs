@@ -21,7 +21,7 @@ use crate::{
     adapters::git::history::HistoryCache,
 };
 
-pub use crate::adapters::catalog_source::{CatalogSource, embedded_files};
+pub(crate) use crate::adapters::catalog_source::{CatalogSource, embedded_files};
 
 /// What caused a reload; recorded in the audit log.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -419,7 +419,7 @@ async fn load_blocking(
 }
 
 /// A one-line summary of a valid catalog, as `mirante catalog check` prints it.
-pub fn summary(snapshot: &Snapshot) -> String {
+pub(crate) fn summary(snapshot: &Snapshot) -> String {
     let c = snapshot.catalog();
     format!(
         "{} items, {} sites, {} layers, {} decisions, {} tasks (hash {})",

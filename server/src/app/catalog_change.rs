@@ -25,11 +25,11 @@ use crate::app::selfservice::catalog_edit::ItemEdit;
 /// are DNS labels and this is not one).
 pub const CATALOG_CHANGE: &str = "catalog:change";
 /// Longest reason, in characters.
-pub const MAX_REASON: usize = 2000;
+pub(crate) const MAX_REASON: usize = 2000;
 /// Longest text of one evidence field, in characters.
-pub const MAX_EVIDENCE_TEXT: usize = 500;
+pub(crate) const MAX_EVIDENCE_TEXT: usize = 500;
 /// Most evidence entries on one item.
-pub const MAX_EVIDENCE: usize = 64;
+pub(crate) const MAX_EVIDENCE: usize = 64;
 
 /// An admin's change of one item: the new state, qualifier and evidence (the whole list:
 /// entries left out are removed), and why.

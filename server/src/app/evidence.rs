@@ -53,7 +53,7 @@ impl LintSettings {
 /// Every finding on a snapshot, with the failed live checks (`live`, from the probe task's last
 /// run): errors first, then warnings, then information; in catalog order within a severity.
 /// Reads IaC files (a checkout or a git tree), so call it off the async runtime.
-pub fn findings(
+pub(crate) fn findings(
     snapshot: &Snapshot,
     settings: &LintSettings,
     today: NaiveDate,
@@ -97,6 +97,6 @@ pub fn findings(
 }
 
 /// Today in UTC.
-pub fn today() -> NaiveDate {
+pub(crate) fn today() -> NaiveDate {
     Utc::now().date_naive()
 }

@@ -25,14 +25,14 @@ use utoipa::ToSchema;
 use crate::adapters::argocd::{ArgoClient, ArgoSettingsError};
 use crate::{app::catalog::CatalogStore, config::Config};
 
-pub use crate::adapters::argocd::ArgoCd;
+pub(crate) use crate::adapters::argocd::ArgoCd;
 
-pub mod guard;
+pub(crate) mod guard;
 
 use guard::{GuardedResolver, ProbeAllow};
 
 /// Redirects a probe follows before it fails.
-pub const MAX_REDIRECTS: usize = 5;
+pub(crate) const MAX_REDIRECTS: usize = 5;
 
 /// What kind of evidence a check reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
@@ -136,7 +136,7 @@ impl ProbeBoard {
 
 /// One check to run, taken from the catalog.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
+pub(crate) enum Target {
     /// Request `url`, expect `expect_status`.
     Probe {
         /// The item.
@@ -157,7 +157,7 @@ pub enum Target {
 
 /// The checks of a catalog: the `probe` evidence of validated items whose URL is http(s), and
 /// their `argocd` evidence when `with_argocd`.
-pub fn targets(catalog: &Catalog, with_argocd: bool) -> Vec<Target> {
+pub(crate) fn targets(catalog: &Catalog, with_argocd: bool) -> Vec<Target> {
     let mut out = Vec::new();
     for item in catalog.items.iter().filter(|i| i.state == State::Validated) {
         for e in &item.evidence {
@@ -186,7 +186,7 @@ pub fn targets(catalog: &Catalog, with_argocd: bool) -> Vec<Target> {
 }
 
 /// The Argo CD that `MIRANTE_ARGOCD_URL` and `MIRANTE_ARGOCD_TOKEN` name, if any.
-pub fn argocd_settings(config: &Config) -> Result<Option<ArgoCd>, SettingsError> {
+pub(crate) fn argocd_settings(config: &Config) -> Result<Option<ArgoCd>, SettingsError> {
     ArgoCd::from_settings(config.argocd_url.as_deref(), config.argocd_token.as_ref()).map_err(|e| {
         match e {
             ArgoSettingsError::Url(url) => SettingsError::ArgocdUrl(url),
@@ -197,7 +197,7 @@ pub fn argocd_settings(config: &Config) -> Result<Option<ArgoCd>, SettingsError>
 
 /// Why the live-check settings cannot work.
 #[derive(Debug, thiserror::Error)]
-pub enum SettingsError {
+pub(crate) enum SettingsError {
     /// `MIRANTE_ARGOCD_URL` is not an http(s) URL.
     #[error("MIRANTE_ARGOCD_URL is not an http(s) URL: {0}")]
     ArgocdUrl(String),
@@ -217,7 +217,7 @@ pub enum SettingsError {
 
 /// Runs checks: the HTTP clients and limits.
 #[derive(Debug, Clone)]
-pub struct Checker {
+pub(crate) struct Checker {
     /// Follows redirects (up to [`MAX_REDIRECTS`], failing on a loop).
     follow: reqwest::Client,
     /// Follows none: for probes that expect a redirect status.
@@ -232,7 +232,7 @@ pub struct Checker {
 
 impl Checker {
     /// A checker with these limits.
-    pub fn new(
+    pub(crate) fn new(
         timeout: Duration,
         concurrency: usize,
         argocd: Option<ArgoCd>,
@@ -267,7 +267,7 @@ impl Checker {
     }
 
     /// The checker the configuration describes.
-    pub fn from_config(config: &Config) -> Result<Self, SettingsError> {
+    pub(crate) fn from_config(config: &Config) -> Result<Self, SettingsError> {
         let argocd = argocd_settings(config)?;
         Checker::new(
             Duration::from_secs(config.probe_timeout_secs.max(1)),
@@ -278,13 +278,13 @@ impl Checker {
     }
 
     /// Whether Argo CD evidence is read.
-    pub fn reads_argocd(&self) -> bool {
+    pub(crate) fn reads_argocd(&self) -> bool {
         self.argocd.is_some()
     }
 
     /// Runs every check of the catalog, at most `concurrency` at once; results in the
     /// catalog's order.
-    pub async fn run(&self, catalog: &Catalog) -> Vec<CheckResult> {
+    pub(crate) async fn run(&self, catalog: &Catalog) -> Vec<CheckResult> {
         let targets = targets(catalog, self.reads_argocd());
         let permits = Arc::new(Semaphore::new(self.concurrency));
         let mut tasks = JoinSet::new();
@@ -309,7 +309,7 @@ impl Checker {
     }
 
     /// Runs one check.
-    pub async fn check(&self, target: &Target) -> CheckResult {
+    pub(crate) async fn check(&self, target: &Target) -> CheckResult {
         match target {
             Target::Probe {
                 item,
@@ -487,7 +487,7 @@ fn elapsed_ms(started: Instant) -> u64 {
 }
 
 /// Runs the checks every `interval` (the first run at once) until `stop` is cancelled.
-pub fn spawn(
+pub(crate) fn spawn(
     checker: Checker,
     catalog: Arc<CatalogStore>,
     board: Arc<ProbeBoard>,

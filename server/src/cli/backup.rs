@@ -105,7 +105,7 @@ pub struct Copied {
 }
 
 /// `mirante backup FILE`.
-pub fn backup_command(file: &Path) -> ExitCode {
+pub(super) fn backup_command(file: &Path) -> ExitCode {
     run(
         |config| backup(config, file),
         |c| {
@@ -120,7 +120,7 @@ pub fn backup_command(file: &Path) -> ExitCode {
 }
 
 /// `mirante restore FILE`.
-pub fn restore_command(file: &Path) -> ExitCode {
+pub(super) fn restore_command(file: &Path) -> ExitCode {
     run(
         |config| restore(config, file),
         |c| {

@@ -19,7 +19,7 @@ use crate::{
 };
 
 /// Validates the templates in `dir`, writing the problems or the summary to `out`.
-pub fn check(dir: &Path, out: &mut impl Write) -> ExitCode {
+pub(super) fn check(dir: &Path, out: &mut impl Write) -> ExitCode {
     let shown = dir.display();
     let set = TemplateSet::load(&[dir.to_owned()]);
     let written = (|| {
@@ -62,7 +62,7 @@ pub fn check(dir: &Path, out: &mut impl Write) -> ExitCode {
 
 /// What `template render` was asked.
 #[derive(Debug)]
-pub struct RenderArgs {
+pub(super) struct RenderArgs {
     /// The template's id.
     pub id: String,
     /// The values file.
@@ -80,7 +80,7 @@ pub struct RenderArgs {
 }
 
 /// Renders a template into `args.out`, printing what was written; problems go to stderr.
-pub fn render(args: &RenderArgs) -> ExitCode {
+pub(super) fn render(args: &RenderArgs) -> ExitCode {
     match try_render(args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(lines) => {

@@ -85,7 +85,7 @@ impl From<ReloadError> for ApiError {
 
 /// The body of every error response.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct ErrorBody {
+pub(crate) struct ErrorBody {
     /// What went wrong, in one sentence.
     #[schema(
         example = "unknown query parameter `colour`; expected one of: site, layer, state, qualifier, q, limit, offset"
@@ -98,7 +98,7 @@ pub struct ErrorBody {
 /// One itemised problem; catalog diagnostics carry their position, invalid values their
 /// field and a code.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct ErrorDetail {
+pub(crate) struct ErrorDetail {
     /// The form field (template parameter) at fault.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub field: Option<String>,

@@ -33,7 +33,7 @@ use crate::http::state::AppState;
 const MAX_AGE_SECS: u32 = 300;
 
 /// The export routes.
-pub fn router() -> Router<AppState> {
+pub(crate) fn router() -> Router<AppState> {
     Router::new()
         .route("/roadmap.md", get(markdown))
         .route("/roadmap.csv", get(csv_export))
@@ -119,7 +119,7 @@ fn blockers(list: &[Blocker]) -> Vec<&str> {
 
 /// The roadmap as Markdown in `lang`: phases with progress and items, pending tasks, progress
 /// per site and layer. Ids and links stay as they are; labels are the UI's.
-pub fn render_markdown(snapshot: &Snapshot, base_url: &str, lang: Lang) -> String {
+pub(crate) fn render_markdown(snapshot: &Snapshot, base_url: &str, lang: Lang) -> String {
     // Fluent's Unicode isolation marks help browsers lay out mixed-direction text; in a
     // Markdown file they are stray characters.
     let t_args = |lang, key: &str, args: &[(&'static str, FluentValue<'static>)]| {
@@ -273,7 +273,7 @@ async fn markdown(State(state): State<AppState>, headers: HeaderMap) -> Response
 }
 
 /// The roadmap's items as CSV, one row per item, with a header row.
-pub fn render_csv(snapshot: &Snapshot) -> Result<String, csv::Error> {
+pub(crate) fn render_csv(snapshot: &Snapshot) -> Result<String, csv::Error> {
     let r = Roadmap::of(snapshot);
     let phase_name = |id: &Option<String>| {
         id.as_deref()
@@ -393,7 +393,7 @@ fn text_width(text: &str) -> u32 {
 }
 
 /// A badge's SVG; `None` if the template fails.
-pub fn render_badge(label: &str, message: &str, color: &str) -> Option<String> {
+pub(crate) fn render_badge(label: &str, message: &str, color: &str) -> Option<String> {
     let label_width = text_width(label);
     let message_width = text_width(message);
     Badge {

@@ -49,7 +49,7 @@ use tower_http::{
 };
 
 /// The policy described in the module documentation.
-pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; \
+pub(crate) const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; \
      script-src 'self' 'unsafe-inline' 'wasm-unsafe-eval'; \
      style-src 'self' 'unsafe-inline'; \
      img-src 'self' data:; \
@@ -61,13 +61,13 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; \
      form-action 'self'";
 
 /// Smallest response body that is compressed, in bytes.
-pub const COMPRESS_MIN_BYTES: u16 = 1024;
+pub(crate) const COMPRESS_MIN_BYTES: u16 = 1024;
 
 /// The header carrying the request id, set when the client did not send one.
 static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// Wraps the whole application in the common layers.
-pub fn apply(router: Router, request_timeout: Duration) -> Router {
+pub(crate) fn apply(router: Router, request_timeout: Duration) -> Router {
     let layers = ServiceBuilder::new()
         .layer(SetRequestIdLayer::new(
             REQUEST_ID.clone(),
@@ -125,14 +125,14 @@ pub fn apply(router: Router, request_timeout: Duration) -> Router {
 /// request a draw from the operating system's random source; the prefix keeps ids of
 /// different processes and restarts apart.
 #[derive(Debug, Clone)]
-pub struct SequentialRequestId {
+pub(crate) struct SequentialRequestId {
     prefix: u64,
     next: Arc<AtomicU64>,
 }
 
 impl SequentialRequestId {
     /// Ids starting with `prefix`, counting from 1.
-    pub fn new(prefix: u64) -> Self {
+    pub(crate) fn new(prefix: u64) -> Self {
         SequentialRequestId {
             prefix,
             next: Arc::new(AtomicU64::new(1)),
@@ -161,7 +161,7 @@ impl MakeRequestId for SequentialRequestId {
 /// --release`); a client that accepts one gets it as it is, and the compression layer leaves
 /// a response that already has a `Content-Encoding` alone. Without copies (a debug build),
 /// the compression layer gzips the file on the fly.
-pub fn static_files<S: Clone + Send + Sync + 'static>(leptos: &LeptosOptions) -> Router<S> {
+pub(crate) fn static_files<S: Clone + Send + Sync + 'static>(leptos: &LeptosOptions) -> Router<S> {
     let dir = PathBuf::from(leptos.site_root.as_ref()).join(leptos.site_pkg_dir.as_ref());
     let path = format!("/{}", leptos.site_pkg_dir.trim_matches('/'));
     let service = ServiceBuilder::new()

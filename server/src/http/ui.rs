@@ -29,14 +29,14 @@ use crate::app::selfservice::service::ServiceError;
 use crate::app::selfservice::service::TemplateSummary;
 
 /// Self-service for the web UI.
-pub struct UiSelfService {
+pub(crate) struct UiSelfService {
     service: Arc<SelfService>,
     catalog: Arc<CatalogStore>,
 }
 
 impl UiSelfService {
     /// The UI's view of `service`; `catalog` gives the forms their catalog-derived choices.
-    pub fn new(service: Arc<SelfService>, catalog: Arc<CatalogStore>) -> Self {
+    pub(crate) fn new(service: Arc<SelfService>, catalog: Arc<CatalogStore>) -> Self {
         UiSelfService { service, catalog }
     }
 }

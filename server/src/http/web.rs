@@ -15,7 +15,7 @@ use crate::{http::state::AppState, http::ui::UiSelfService};
 const SERVER_FN_PATH: &str = "/_fn/{*fn_name}";
 
 /// The web UI's routes; merged last, after the API, so its catch-all never shadows an API path.
-pub fn router(state: &AppState) -> axum::Router<AppState> {
+pub(crate) fn router(state: &AppState) -> axum::Router<AppState> {
     let routes = route_list().to_vec();
     let context = context(state);
     let options = state.leptos.clone();
@@ -40,7 +40,7 @@ pub fn router(state: &AppState) -> axum::Router<AppState> {
 /// resource first polled while it is on never loads; leptos-rs/leptos#4773). Walking it again
 /// while another server in the same process renders a page, as a second `Application` built in
 /// a running process would, could leave that page waiting until the request timed out.
-pub fn route_list() -> &'static [AxumRouteListing] {
+pub(crate) fn route_list() -> &'static [AxumRouteListing] {
     static ROUTES: OnceLock<Vec<AxumRouteListing>> = OnceLock::new();
     ROUTES.get_or_init(|| generate_route_list(App))
 }

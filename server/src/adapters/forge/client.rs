@@ -53,7 +53,7 @@ pub(crate) struct Reply {
 impl Api {
     /// `auth` names the header that carries the token and how its value is written
     /// (`Bearer {token}`, `token {token}`, or the bare token).
-    pub fn new(
+    pub(super) fn new(
         kind: ForgeKind,
         http: reqwest::Client,
         base: &Url,
@@ -92,13 +92,13 @@ impl Api {
         })
     }
 
-    pub fn set_timeout(&mut self, timeout: Duration) {
+    pub(super) fn set_timeout(&mut self, timeout: Duration) {
         self.timeout = timeout;
     }
 
     /// The base URL with `segments` appended, each percent-encoded as one segment (a `/`
     /// inside a segment becomes `%2F`).
-    pub fn url<S: AsRef<str>>(&self, segments: impl IntoIterator<Item = S>) -> Url {
+    pub(super) fn url<S: AsRef<str>>(&self, segments: impl IntoIterator<Item = S>) -> Url {
         let mut url = self.base.clone();
         if let Ok(mut path) = url.path_segments_mut() {
             path.extend(segments);
@@ -108,7 +108,7 @@ impl Api {
 
     /// Sends one call and returns the answer whatever its status; only a failure to get an
     /// answer (timeout, refused connection, broken transfer) is an error here.
-    pub async fn send<B: Serialize + ?Sized>(
+    pub(super) async fn send<B: Serialize + ?Sized>(
         &self,
         method: Method,
         url: Url,
@@ -145,7 +145,10 @@ impl Api {
     }
 
     /// `GET` that expects a 2xx JSON answer, or `None` on 404.
-    pub async fn get_optional<T: DeserializeOwned>(&self, url: Url) -> ForgeResult<Option<T>> {
+    pub(super) async fn get_optional<T: DeserializeOwned>(
+        &self,
+        url: Url,
+    ) -> ForgeResult<Option<T>> {
         let reply = self.send::<()>(Method::GET, url, None).await?;
         if reply.status == StatusCode::NOT_FOUND {
             return Ok(None);
@@ -154,13 +157,18 @@ impl Api {
     }
 
     /// `GET` that expects a 2xx JSON answer.
-    pub async fn get<T: DeserializeOwned>(&self, url: Url) -> ForgeResult<T> {
+    pub(super) async fn get<T: DeserializeOwned>(&self, url: Url) -> ForgeResult<T> {
         self.send::<()>(Method::GET, url, None).await?.json()
     }
 
     /// `GET` of raw bytes (a file's content, not JSON), `None` on 404. At most `max` bytes are
     /// read: a longer answer is [`ForgeError::TooLarge`], `what` saying what was being read.
-    pub async fn get_raw(&self, url: Url, max: u64, what: &str) -> ForgeResult<Option<Vec<u8>>> {
+    pub(super) async fn get_raw(
+        &self,
+        url: Url,
+        max: u64,
+        what: &str,
+    ) -> ForgeResult<Option<Vec<u8>>> {
         let call = format!("{} GET {}", self.kind, url.path());
         let mut response = self
             .http
@@ -206,7 +214,7 @@ impl Api {
     }
 
     /// `POST` a JSON body; expects a 2xx JSON answer.
-    pub async fn post<B: Serialize + ?Sized, T: DeserializeOwned>(
+    pub(super) async fn post<B: Serialize + ?Sized, T: DeserializeOwned>(
         &self,
         url: Url,
         body: &B,
@@ -216,12 +224,12 @@ impl Api {
 }
 
 impl Reply {
-    pub fn is_success(&self) -> bool {
+    pub(super) fn is_success(&self) -> bool {
         self.status.is_success()
     }
 
     /// The body as `T` when the status is 2xx, else the error the status means.
-    pub fn json<T: DeserializeOwned>(self) -> ForgeResult<T> {
+    pub(super) fn json<T: DeserializeOwned>(self) -> ForgeResult<T> {
         if !self.is_success() {
             return Err(self.into_error());
         }
@@ -235,7 +243,7 @@ impl Reply {
 
     /// The forge's own explanation, from its JSON error body (`message`, `error`, `errors`),
     /// shortened and with the token scrubbed should a forge ever echo it.
-    pub fn message(&self) -> String {
+    pub(super) fn message(&self) -> String {
         let text = match serde_json::from_slice::<serde_json::Value>(&self.body) {
             Ok(value) => explain(&value),
             Err(_) => String::from_utf8_lossy(&self.body).trim().to_owned(),
@@ -254,7 +262,7 @@ impl Reply {
     }
 
     /// The error this (non-2xx) answer means.
-    pub fn into_error(self) -> ForgeError {
+    pub(super) fn into_error(self) -> ForgeError {
         let detail = format!("{}: {} {}", self.what, self.status.as_u16(), self.message());
         let detail = detail.trim_end().to_owned();
         match self.status {
@@ -274,7 +282,7 @@ impl Reply {
     }
 
     /// A header of the answer, when it is there and is text.
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(super) fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 

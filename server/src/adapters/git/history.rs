@@ -27,7 +27,7 @@ use crate::adapters::catalog_source::CatalogSource;
 
 /// Most commits walked back from the tip in one read; a longer history starts at the oldest one reached
 /// (and says it is truncated), so one read stays bounded on a monorepo with years of commits.
-pub const MAX_COMMITS: usize = 20_000;
+pub(crate) const MAX_COMMITS: usize = 20_000;
 
 /// The history of a catalog source, cached by branch tip.
 pub struct HistoryCache {

@@ -7,7 +7,7 @@ use git2::{ErrorCode, ObjectType, Oid, Repository};
 use mirante_domain::lint::{Lookup, MAX_IAC_FILE_BYTES, Monorepo, is_inside, lookup_key};
 
 /// The tree of one commit of a git repository (bare or not).
-pub struct GitTreeMonorepo {
+pub(crate) struct GitTreeMonorepo {
     repo: Repository,
     tree: Oid,
 }
@@ -24,7 +24,7 @@ impl std::fmt::Debug for GitTreeMonorepo {
 impl GitTreeMonorepo {
     /// The tree of `revision` (a commit id, or anything git resolves to a commit) in the
     /// repository at `repo`. The error says, in one line, why it cannot be read.
-    pub fn open(repo: &Path, revision: &str) -> Result<Self, String> {
+    pub(crate) fn open(repo: &Path, revision: &str) -> Result<Self, String> {
         let repository = Repository::open(repo)
             .map_err(|e| format!("the monorepo at {}: {}", repo.display(), e.message()))?;
         let tree = repository
@@ -101,7 +101,7 @@ impl Monorepo for GitTreeMonorepo {
 /// A monorepo that cannot be read: every reference is reported unreadable with the reason,
 /// rather than silently unchecked.
 #[derive(Debug, Clone)]
-pub struct Unavailable(pub String);
+pub(crate) struct Unavailable(pub String);
 
 impl Monorepo for Unavailable {
     fn lookup(&self, path: &str, _key: Option<&str>) -> Lookup {

@@ -62,7 +62,7 @@ pub fn tree_files(repo: &Repository, tree: &git2::Tree<'_>) -> GitResult<Files> 
 /// The folder `dir` of the repository at `path` on `rev`: its tree id first, then (unless it
 /// is `known`) every file below it within `limits`, hidden entries left out. A path that is
 /// not a safe folder path is not found. Blocking.
-pub fn read_folder(
+pub(crate) fn read_folder(
     path: &Path,
     rev: &str,
     dir: &str,
@@ -136,7 +136,7 @@ pub fn read_folder(
 
 /// The content of `file` on `rev` in the repository at `path`, or `None` when there is no such
 /// file (an unsafe path and a directory are no file). Blocking.
-pub fn read_file(path: &Path, rev: &str, file: &str) -> GitResult<Option<String>> {
+pub(crate) fn read_file(path: &Path, rev: &str, file: &str) -> GitResult<Option<String>> {
     if !is_safe_path(file) {
         return Ok(None);
     }
@@ -159,7 +159,7 @@ pub fn read_file(path: &Path, rev: &str, file: &str) -> GitResult<Option<String>
 
 /// Whether `file` (a file or a directory) exists on `rev` in the repository at `path`.
 /// Blocking.
-pub fn path_exists(path: &Path, rev: &str, file: &str) -> GitResult<bool> {
+pub(crate) fn path_exists(path: &Path, rev: &str, file: &str) -> GitResult<bool> {
     let file = file.trim_end_matches('/');
     if !is_safe_path(file) {
         return Ok(false);

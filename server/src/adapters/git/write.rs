@@ -18,12 +18,12 @@ use super::{
 };
 
 /// Creates `spec.branch` in the repository at `path` (see [`create_branch_in`]).
-pub fn create_branch(path: &Path, spec: &BranchSpec) -> GitResult<String> {
+pub(crate) fn create_branch(path: &Path, spec: &BranchSpec) -> GitResult<String> {
     create_branch_in(&open(path)?, spec)
 }
 
 /// Merges `branch` into `base` in the repository at `path`; returns the base's new tip.
-pub fn merge(
+pub(crate) fn merge(
     path: &Path,
     base: &str,
     branch: &str,

@@ -23,7 +23,7 @@ use url::{Host, Url};
 
 /// Host names, addresses and networks probes may reach although they are internal.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ProbeAllow {
+pub(crate) struct ProbeAllow {
     hosts: Vec<String>,
     nets: Vec<IpNet>,
 }
@@ -31,11 +31,11 @@ pub struct ProbeAllow {
 /// An entry of `MIRANTE_PROBE_ALLOW` that is neither a host name, an address nor a network.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[error("MIRANTE_PROBE_ALLOW: `{0}` is not a host name, an IP address or a network (10.0.0.0/8)")]
-pub struct BadAllowEntry(pub String);
+pub(crate) struct BadAllowEntry(pub String);
 
 impl ProbeAllow {
     /// Reads a comma-separated list; empty entries are skipped.
-    pub fn parse(list: &str) -> Result<Self, BadAllowEntry> {
+    pub(crate) fn parse(list: &str) -> Result<Self, BadAllowEntry> {
         let mut allow = ProbeAllow::default();
         for entry in list.split(',').map(str::trim).filter(|e| !e.is_empty()) {
             if let Ok(net) = entry.parse::<IpNet>() {
@@ -64,7 +64,7 @@ impl ProbeAllow {
     }
 
     /// Why `ip` (reached as `host`) may not be probed, if it may not.
-    pub fn refusal(&self, host: &str, ip: IpAddr) -> Option<String> {
+    pub(crate) fn refusal(&self, host: &str, ip: IpAddr) -> Option<String> {
         if is_internal(ip) && !self.allows_name(host) && !self.allows_ip(ip) {
             Some(format!(
                 "refused: {host} is an internal address ({}); MIRANTE_PROBE_ALLOW can allow it",
@@ -77,7 +77,7 @@ impl ProbeAllow {
 
     /// Why the URL's host may not be probed, when it is an IP literal that may not be; names
     /// are checked by [`GuardedResolver`] when they are resolved.
-    pub fn refuse_literal(&self, url: &Url) -> Option<String> {
+    pub(crate) fn refuse_literal(&self, url: &Url) -> Option<String> {
         let ip = match url.host()? {
             Host::Ipv4(ip) => IpAddr::V4(ip),
             Host::Ipv6(ip) => IpAddr::V6(ip),
@@ -94,7 +94,7 @@ fn canonical(ip: IpAddr) -> IpAddr {
 
 /// Loopback, link-local (where cloud metadata services answer), unspecified ("this host"),
 /// multicast and broadcast addresses: none of them is another machine's service.
-pub fn is_internal(ip: IpAddr) -> bool {
+pub(crate) fn is_internal(ip: IpAddr) -> bool {
     match canonical(ip) {
         IpAddr::V4(v4) => {
             v4.is_loopback()
@@ -131,13 +131,13 @@ fn is_host_name(s: &str) -> bool {
 
 /// The probe clients' resolver: the system's, minus the addresses [`ProbeAllow`] refuses.
 #[derive(Debug, Clone)]
-pub struct GuardedResolver {
+pub(crate) struct GuardedResolver {
     allow: Arc<ProbeAllow>,
 }
 
 impl GuardedResolver {
     /// A resolver that lets through what `allow` allows.
-    pub fn new(allow: Arc<ProbeAllow>) -> Self {
+    pub(crate) fn new(allow: Arc<ProbeAllow>) -> Self {
         GuardedResolver { allow }
     }
 }
@@ -145,7 +145,7 @@ impl GuardedResolver {
 /// A name that resolved only to refused addresses.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct Refused(pub String);
+pub(crate) struct Refused(pub String);
 
 impl Resolve for GuardedResolver {
     fn resolve(&self, name: Name) -> Resolving {

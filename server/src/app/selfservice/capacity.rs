@@ -21,12 +21,12 @@ use crate::adapters::forge::{DirLimits, Forge, ForgeError};
 use crate::app::selfservice::template::TemplateSet;
 
 /// Most files one cluster's `workspaces/` folder may hold for the ledger to read it.
-pub const WORKSPACES_MAX_FILES: usize = 5000;
+pub(crate) const WORKSPACES_MAX_FILES: usize = 5000;
 /// Most bytes of them.
-pub const WORKSPACES_MAX_BYTES: u64 = 16 << 20;
+pub(crate) const WORKSPACES_MAX_BYTES: u64 = 16 << 20;
 
 /// The folder of a cluster's workspaces in the monorepo, under its GitOps folder.
-pub fn workspaces_folder(cluster: &CatalogOption) -> String {
+pub(crate) fn workspaces_folder(cluster: &CatalogOption) -> String {
     let folder = cluster
         .folder
         .clone()
@@ -35,7 +35,7 @@ pub fn workspaces_folder(cluster: &CatalogOption) -> String {
 }
 
 /// The GPU clusters of the catalog with their totals.
-pub fn clusters(catalog: &CatalogContext) -> Vec<Cluster> {
+pub(crate) fn clusters(catalog: &CatalogContext) -> Vec<Cluster> {
     catalog
         .gpu_clusters
         .iter()
@@ -48,7 +48,7 @@ pub fn clusters(catalog: &CatalogContext) -> Vec<Cluster> {
 
 /// What one workspace's files say: its namespace (if a file names one) and its GPUs (if a
 /// ResourceQuota grants any).
-pub fn read_workspace<'a>(
+pub(crate) fn read_workspace<'a>(
     files: impl IntoIterator<Item = (&'a str, &'a str)>,
 ) -> (Option<String>, Option<u64>) {
     let mut namespace = None;
@@ -100,7 +100,7 @@ fn quantity(v: &Value) -> Option<u64> {
 
 /// The workspaces of `cluster` on the base branch at commit `rev`: none when the folder does
 /// not exist.
-pub async fn workspaces_on(
+pub(crate) async fn workspaces_on(
     forge: &dyn Forge,
     rev: &str,
     cluster: &CatalogOption,
@@ -140,7 +140,7 @@ pub async fn workspaces_on(
 }
 
 /// Which parameters of a template name a GPU cluster and its number of GPUs.
-pub fn gpu_parameters(manifest: &TemplateManifest) -> Option<(&str, &str)> {
+pub(crate) fn gpu_parameters(manifest: &TemplateManifest) -> Option<(&str, &str)> {
     manifest.parameters.iter().find_map(|p| {
         let from = p.maximum_from.as_deref()?;
         let cluster = manifest.parameter(from)?;
@@ -151,7 +151,7 @@ pub fn gpu_parameters(manifest: &TemplateManifest) -> Option<(&str, &str)> {
 
 /// What a request asks of a GPU cluster: `None` when its template asks for no GPUs (or is
 /// gone) or its state holds nothing.
-pub fn claim_of(request: &RequestRecord, set: &TemplateSet) -> Option<Claim> {
+pub(crate) fn claim_of(request: &RequestRecord, set: &TemplateSet) -> Option<Claim> {
     let stage = Stage::of(request.state)?;
     let template = set.get(&request.template)?;
     let (cluster, gpus) = gpu_parameters(template.manifest())?;

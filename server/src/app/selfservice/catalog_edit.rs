@@ -34,7 +34,7 @@ use super::template::render::yaml_quote;
 
 /// The fields of an item a catalog change sets, each to its whole new value.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ItemEdit {
+pub(crate) struct ItemEdit {
     /// The new state.
     pub state: State,
     /// The new qualifier; `None` removes it.
@@ -45,7 +45,7 @@ pub struct ItemEdit {
 
 /// Why a file could not be edited.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum EditError {
+pub(crate) enum EditError {
     /// The file does not parse (it is the base branch's, so this means it changed under us).
     #[error("the catalog file does not parse: {0}")]
     Parse(String),
@@ -179,7 +179,7 @@ fn indent_of(text: &str, at: usize) -> String {
 
 /// Edits the item `id` of `text` (one catalog file) to `edit`; see the module documentation.
 /// An edit that changes nothing returns the text unchanged.
-pub fn edit_item(text: &str, id: &str, edit: &ItemEdit) -> Result<String, EditError> {
+pub(crate) fn edit_item(text: &str, id: &str, edit: &ItemEdit) -> Result<String, EditError> {
     let parse_error = |e: serde_saphyr::Error| EditError::Parse(e.to_string());
     let top: Pairs = serde_saphyr::from_str(text).map_err(parse_error)?;
     let positions: ItemPositions = serde_saphyr::from_str(text).map_err(parse_error)?;

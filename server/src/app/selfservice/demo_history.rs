@@ -150,7 +150,7 @@ const ADDED_AT: &[(&str, usize)] = &[
 /// The commits of the demo monorepo ending with `files` exactly, dated back from `now`
 /// (seconds since the epoch). An error names the table entry that no longer matches the
 /// demo catalog.
-pub fn commits(files: &[FileChange], now: i64) -> Result<Vec<SeedCommit>, String> {
+pub(crate) fn commits(files: &[FileChange], now: i64) -> Result<Vec<SeedCommit>, String> {
     let today = now.div_euclid(86_400) * 86_400;
     let mut commits = Vec::with_capacity(STEPS.len());
     for (n, step) in STEPS.iter().enumerate() {

@@ -348,7 +348,7 @@ fn observe(app: &Application) -> Observation {
 
 /// A resource's deployment as the API shows it, from its latest merged request's row (`None`:
 /// not picked up yet) and whether deployments are followed at all.
-pub fn deployment_view(
+pub(crate) fn deployment_view(
     followed: bool,
     row: Option<&DeploymentRecord>,
 ) -> mirante_domain::resource::Deployment {
@@ -373,7 +373,7 @@ pub fn deployment_view(
 }
 
 /// The state a merged resource shows: the deployment's when Argo CD has told one.
-pub fn shown_state(row: Option<&DeploymentRecord>) -> ResourceState {
+pub(crate) fn shown_state(row: Option<&DeploymentRecord>) -> ResourceState {
     match row.map(|r| r.state) {
         Some(s @ (ResourceState::Syncing | ResourceState::Live | ResourceState::Degraded)) => s,
         _ => ResourceState::Merged,
@@ -381,7 +381,7 @@ pub fn shown_state(row: Option<&DeploymentRecord>) -> ResourceState {
 }
 
 /// Rows by request id.
-pub fn by_request(rows: Vec<DeploymentRecord>) -> HashMap<i64, DeploymentRecord> {
+pub(crate) fn by_request(rows: Vec<DeploymentRecord>) -> HashMap<i64, DeploymentRecord> {
     rows.into_iter().map(|r| (r.request_id, r)).collect()
 }
 

@@ -8,7 +8,7 @@ use mirante_domain::model::KubernetesAccess;
 use serde::Serialize;
 
 /// The kubeconfig for `namespace` on `cluster`, as YAML.
-pub fn kubeconfig(access: &KubernetesAccess, cluster: &str, namespace: &str) -> String {
+pub(crate) fn kubeconfig(access: &KubernetesAccess, cluster: &str, namespace: &str) -> String {
     let user = format!("oidc@{cluster}");
     let context = format!("{namespace}@{cluster}");
     let config = Config {
@@ -63,7 +63,7 @@ pub fn kubeconfig(access: &KubernetesAccess, cluster: &str, namespace: &str) -> 
 }
 
 /// The commands that show a namespace works and how to run on its GPUs.
-pub fn gpu_commands(namespace: &str, gpus: u64) -> Vec<String> {
+pub(crate) fn gpu_commands(namespace: &str, gpus: u64) -> Vec<String> {
     let mut commands = vec![
         "kubectl krew install oidc-login".to_owned(),
         format!("kubectl -n {namespace} get pods"),

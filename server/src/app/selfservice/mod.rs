@@ -20,7 +20,7 @@
 pub(crate) mod capacity;
 pub(crate) mod catalog_edit;
 pub(crate) mod demo_history;
-pub mod deployments;
+pub(crate) mod deployments;
 pub(crate) mod kubeconfig;
 pub mod service;
 pub(crate) mod template;

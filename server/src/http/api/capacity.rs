@@ -14,20 +14,20 @@ use crate::http::error::{ApiError, ErrorBody};
 use crate::http::state::AppState;
 
 /// The capacity routes.
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(get_capacity))
 }
 
 /// Every GPU cluster's ledger, in catalog order.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct CapacityList {
+pub(crate) struct CapacityList {
     /// One entry per catalog item that records GPUs.
     pub clusters: Vec<ClusterCapacityBody>,
 }
 
 /// One GPU cluster: its GPUs and who holds them.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct ClusterCapacityBody {
+pub(crate) struct ClusterCapacityBody {
     /// The catalog item's id.
     #[schema(example = "gpu-sp-01")]
     pub id: String,
@@ -46,7 +46,7 @@ pub struct ClusterCapacityBody {
 
 /// A workspace or request holding (or waiting for) GPUs of a cluster.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct HolderBody {
+pub(crate) struct HolderBody {
     /// The Kubernetes namespace.
     #[schema(example = "ws-rui-llm")]
     pub namespace: String,
@@ -110,7 +110,7 @@ fn cluster(c: ClusterCapacity) -> ClusterCapacityBody {
         (status = 503, description = "The forge is unavailable", body = ErrorBody),
     )
 )]
-pub async fn get_capacity(
+pub(crate) async fn get_capacity(
     State(service): State<Arc<SelfService>>,
     Extension(_principal): Extension<Principal>,
 ) -> Result<Json<CapacityList>, ApiError> {

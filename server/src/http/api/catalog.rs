@@ -22,7 +22,7 @@ use crate::{
 };
 
 /// The catalog routes.
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(status))
         .routes(routes!(reload))
@@ -30,7 +30,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 /// The catalog in force and the last reload error.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct CatalogStatus {
+pub(crate) struct CatalogStatus {
     /// SHA-256 over the catalog files, hex.
     pub hash: String,
     /// Source revision (a git commit), when known.
@@ -48,7 +48,7 @@ pub struct CatalogStatus {
 
 /// A reload that was refused.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct LastError {
+pub(crate) struct LastError {
     /// When.
     pub at: DateTime<Utc>,
     /// What caused the reload.
@@ -61,7 +61,7 @@ pub struct LastError {
 
 impl CatalogStatus {
     /// The status of a store now.
-    pub fn of(store: &CatalogStore) -> Self {
+    pub(crate) fn of(store: &CatalogStore) -> Self {
         let current = store.current();
         CatalogStatus {
             hash: current.snapshot.hash.clone(),
@@ -88,7 +88,7 @@ impl CatalogStatus {
         (status = 400, description = "A query parameter was given", body = ErrorBody),
     )
 )]
-pub async fn status(
+pub(crate) async fn status(
     State(catalog): State<Arc<CatalogStore>>,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<CatalogStatus>, ApiError> {
@@ -99,7 +99,7 @@ pub async fn status(
 /// Whether a reload changed the catalog.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// A new catalog is in force.
     Updated,
     /// The source has the content already in force.
@@ -108,7 +108,7 @@ pub enum Outcome {
 
 /// The answer to a successful reload.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct ReloadResponse {
+pub(crate) struct ReloadResponse {
     /// Whether the catalog changed.
     pub outcome: Outcome,
     /// Hash of the catalog replaced, when it changed.
@@ -132,7 +132,7 @@ pub struct ReloadResponse {
         (status = 422, description = "The catalog has problems; `details` lists them; the last good catalog stays", body = ErrorBody),
     )
 )]
-pub async fn reload(
+pub(crate) async fn reload(
     State(catalog): State<Arc<CatalogStore>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     Extension(principal): Extension<Principal>,

@@ -16,7 +16,7 @@ use crate::http::state::AppState;
 const PING_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// The health routes.
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(healthz))
         .routes(routes!(readyz))
@@ -29,13 +29,13 @@ pub fn router() -> OpenApiRouter<AppState> {
     tag = "health",
     responses((status = 200, description = "The process is up", body = String, content_type = "text/plain", example = "ok"))
 )]
-pub async fn healthz() -> &'static str {
+pub(crate) async fn healthz() -> &'static str {
     "ok"
 }
 
 /// What readiness found.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct Readiness {
+pub(crate) struct Readiness {
     /// Always `ready` in a 200 answer.
     pub status: &'static str,
     /// `sqlite` or `postgres`.
@@ -54,7 +54,7 @@ pub struct Readiness {
         (status = 503, description = "Not ready; `error` says what is missing", body = ErrorBody),
     )
 )]
-pub async fn readyz(State(state): State<AppState>) -> Result<Json<Readiness>, ApiError> {
+pub(crate) async fn readyz(State(state): State<AppState>) -> Result<Json<Readiness>, ApiError> {
     match tokio::time::timeout(PING_TIMEOUT, state.db.ping()).await {
         Ok(Ok(())) => {}
         Ok(Err(error)) => {

@@ -23,7 +23,7 @@ use crate::http::error::{ApiError, ErrorBody, quoted};
 use crate::{app::catalog::CatalogStore, http::state::AppState};
 
 /// The history routes.
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(get_item_history))
         .routes(routes!(get_burnup))
@@ -31,7 +31,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 /// Whether a history is available, and why not.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct Availability {
+pub(crate) struct Availability {
     /// Whether the catalog has a history: it does when read from the monorepo's branch.
     pub available: bool,
     /// Why not: `directory` (`MIRANTE_CATALOG`), `embedded` (the built-in demo) or
@@ -64,7 +64,7 @@ impl Availability {
 
 /// One change of an item's state and the commit that made it.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct StateChangeView {
+pub(crate) struct StateChangeView {
     /// The state before; null when the item appeared in this commit.
     #[schema(value_type = Option<schema::State>)]
     pub from: Option<ItemState>,
@@ -97,7 +97,7 @@ impl From<&StateChange> for StateChangeView {
 
 /// An item's state changes.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct ItemHistory {
+pub(crate) struct ItemHistory {
     /// The item id.
     pub item: String,
     /// Whether there is a history, and why not.
@@ -119,7 +119,7 @@ pub struct ItemHistory {
         (status = 404, description = "No item with that id, now or in the history", body = ErrorBody),
     )
 )]
-pub async fn get_item_history(
+pub(crate) async fn get_item_history(
     State(catalog): State<Arc<CatalogStore>>,
     Path(id): Path<String>,
     RawQuery(raw): RawQuery,
@@ -147,7 +147,7 @@ pub async fn get_item_history(
 
 /// A commit whose catalog did not load.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct SkippedView {
+pub(crate) struct SkippedView {
     /// Commit id.
     pub commit: String,
     /// Commit date, RFC 3339 in UTC.
@@ -174,7 +174,7 @@ impl From<&SkippedRevision> for SkippedView {
 
 /// Items per state at one commit.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct BurnupPointView {
+pub(crate) struct BurnupPointView {
     /// Commit date, RFC 3339 in UTC.
     pub date: String,
     /// Commit id.
@@ -201,7 +201,7 @@ impl From<&BurnupPoint> for BurnupPointView {
 
 /// The burn-up series.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct Burnup {
+pub(crate) struct Burnup {
     /// Whether there is a history, and why not.
     #[serde(flatten)]
     pub availability: Availability,
@@ -224,7 +224,7 @@ pub struct Burnup {
         (status = 400, description = "A query parameter was given", body = ErrorBody),
     )
 )]
-pub async fn get_burnup(
+pub(crate) async fn get_burnup(
     State(catalog): State<Arc<CatalogStore>>,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Burnup>, ApiError> {

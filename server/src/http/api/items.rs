@@ -17,12 +17,12 @@ use crate::http::error::{ApiError, ErrorBody, quoted};
 use crate::{app::catalog::CatalogStore, http::state::AppState};
 
 /// Page size when `limit` is not given.
-pub const DEFAULT_LIMIT: usize = 50;
+pub(crate) const DEFAULT_LIMIT: usize = 50;
 /// Largest page a client may ask for.
-pub const MAX_LIMIT: usize = 1000;
+pub(crate) const MAX_LIMIT: usize = 1000;
 
 /// The item routes.
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list_items))
         .routes(routes!(get_item))
@@ -36,7 +36,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     dead_code,
     reason = "fields are only described for OpenAPI; `parse` reads the raw query"
 )]
-pub struct ItemQuery {
+pub(crate) struct ItemQuery {
     /// Site id; matches the items that list the site (platform-wide items list none).
     #[param(example = "sp")]
     site: Option<String>,
@@ -72,7 +72,7 @@ const ITEM_PARAMS: &[&str] = &[
 impl ItemQuery {
     /// Parses and checks a query string against the snapshot: unknown parameters, values
     /// outside an enumeration, and site or layer ids the catalog does not have are 400s.
-    pub fn parse(
+    pub(crate) fn parse(
         raw: Option<&str>,
         snapshot: &Snapshot,
     ) -> Result<(ItemFilter, usize, usize), ApiError> {
@@ -143,7 +143,7 @@ fn one_of<const N: usize>(values: [&str; N]) -> String {
 
 /// A page of items.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct ItemPage<'a> {
+pub(crate) struct ItemPage<'a> {
     /// The items of this page, by layer (ordered layers bottom-up, then capabilities) and
     /// as written within a layer.
     #[schema(value_type = Vec<schema::Item>)]
@@ -167,7 +167,7 @@ pub struct ItemPage<'a> {
         (status = 400, description = "Unknown parameter, bad value, or unknown site or layer", body = ErrorBody),
     )
 )]
-pub async fn list_items(
+pub(crate) async fn list_items(
     State(catalog): State<Arc<CatalogStore>>,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
@@ -186,7 +186,7 @@ pub async fn list_items(
 
 /// An item with what relates to it.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct ItemDetail<'a> {
+pub(crate) struct ItemDetail<'a> {
     /// The item.
     #[schema(value_type = schema::Item)]
     pub item: &'a Item,
@@ -211,7 +211,7 @@ pub struct ItemDetail<'a> {
         (status = 404, description = "No item with that id", body = ErrorBody),
     )
 )]
-pub async fn get_item(
+pub(crate) async fn get_item(
     State(catalog): State<Arc<CatalogStore>>,
     Path(id): Path<String>,
     RawQuery(raw): RawQuery,

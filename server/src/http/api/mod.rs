@@ -4,19 +4,19 @@
 //! `utoipa-axum`, so a route cannot exist without its OpenAPI description:
 //! `GET /api/v1/openapi.json` is generated from the same list the server routes with.
 
-pub mod capacity;
-pub mod catalog;
-pub mod health;
-pub mod history;
-pub mod items;
-pub mod probes;
-pub mod query;
-pub mod reference;
-pub mod resources;
-pub mod roadmap;
-pub mod schema;
-pub mod selfservice;
-pub mod webhook;
+pub(crate) mod capacity;
+pub(crate) mod catalog;
+pub(crate) mod health;
+pub(crate) mod history;
+pub(crate) mod items;
+pub(crate) mod probes;
+pub(crate) mod query;
+pub(crate) mod reference;
+pub(crate) mod resources;
+pub(crate) mod roadmap;
+pub(crate) mod schema;
+pub(crate) mod selfservice;
+pub(crate) mod webhook;
 
 use std::sync::LazyLock;
 
@@ -69,12 +69,12 @@ fn documented() -> OpenApiRouter<AppState> {
 }
 
 /// The OpenAPI document of this API.
-pub fn openapi() -> utoipa::openapi::OpenApi {
+pub(crate) fn openapi() -> utoipa::openapi::OpenApi {
     documented().into_openapi()
 }
 
 /// The API routes, ready to merge at the root.
-pub fn router() -> Router<AppState> {
+pub(crate) fn router() -> Router<AppState> {
     let (router, _) = documented().split_for_parts();
     // Unknown API paths answer JSON, not the web UI's HTML 404.
     router.route("/api/v1/{*rest}", any(unknown_route))
@@ -94,7 +94,7 @@ static OPENAPI_JSON: LazyLock<String> = LazyLock::new(|| {
     tag = "meta",
     responses((status = 200, description = "The OpenAPI document", content_type = "application/json", body = Object))
 )]
-pub async fn openapi_json() -> Response {
+pub(crate) async fn openapi_json() -> Response {
     (
         [(
             header::CONTENT_TYPE,

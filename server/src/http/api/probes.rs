@@ -24,13 +24,13 @@ use crate::{
 };
 
 /// The live-check routes.
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_probes))
 }
 
 /// The last results of the live checks, and how they are run.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct ProbeList {
+pub(crate) struct ProbeList {
     /// Whether the checks run (`MIRANTE_PROBE_INTERVAL_SECS` is not 0).
     pub enabled: bool,
     /// Seconds between runs.
@@ -60,7 +60,7 @@ pub struct ProbeList {
         (status = 401, description = "Not signed in (unless the catalog is public)", body = ErrorBody),
     )
 )]
-pub async fn list_probes(
+pub(crate) async fn list_probes(
     State(board): State<Arc<ProbeBoard>>,
     State(config): State<Arc<Config>>,
     principal: Option<Extension<Principal>>,

@@ -7,12 +7,12 @@ use crate::http::error::{ApiError, quoted};
 
 /// The parameters of a query string, checked against the names a route accepts.
 #[derive(Debug, Default)]
-pub struct Params(HashMap<String, String>);
+pub(crate) struct Params(HashMap<String, String>);
 
 impl Params {
     /// Parses `raw` and refuses unknown or repeated parameters. Empty values count as
     /// absent, as an HTML form sends them for "any".
-    pub fn parse(raw: Option<&str>, allowed: &[&str]) -> Result<Self, ApiError> {
+    pub(crate) fn parse(raw: Option<&str>, allowed: &[&str]) -> Result<Self, ApiError> {
         let mut params = HashMap::new();
         for (key, value) in form_urlencoded::parse(raw.unwrap_or_default().as_bytes()) {
             if !allowed.contains(&key.as_ref()) {
@@ -42,13 +42,13 @@ impl Params {
     }
 
     /// A parameter's value, if given and not empty.
-    pub fn get(&self, key: &str) -> Option<&str> {
+    pub(crate) fn get(&self, key: &str) -> Option<&str> {
         self.0.get(key).map(String::as_str)
     }
 
     /// A parameter parsed by `parse`, with a 400 naming the parameter and the accepted values
     /// when it does not parse.
-    pub fn parse_with<T>(
+    pub(crate) fn parse_with<T>(
         &self,
         key: &str,
         parse: impl Fn(&str) -> Option<T>,

@@ -17,7 +17,7 @@ use crate::http::error::{ApiError, ErrorBody};
 use crate::{app::catalog::CatalogStore, http::state::AppState};
 
 /// The reference routes.
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list_sites))
         .routes(routes!(list_layers))
@@ -28,7 +28,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 /// A site with the hosts the catalog places there.
 #[derive(Debug, Serialize)]
-pub struct SiteView<'a> {
+pub(crate) struct SiteView<'a> {
     /// The site.
     #[serde(flatten)]
     pub site: &'a Site,
@@ -38,7 +38,7 @@ pub struct SiteView<'a> {
 
 /// Every site.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct SiteList<'a> {
+pub(crate) struct SiteList<'a> {
     /// Sites, in catalog order.
     #[schema(value_type = Vec<schema::Site>)]
     pub sites: Vec<SiteView<'a>>,
@@ -54,7 +54,7 @@ pub struct SiteList<'a> {
         (status = 400, description = "A query parameter was given", body = ErrorBody),
     )
 )]
-pub async fn list_sites(
+pub(crate) async fn list_sites(
     State(catalog): State<Arc<CatalogStore>>,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
@@ -74,7 +74,7 @@ pub async fn list_sites(
 
 /// Every layer and capability.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct LayerList<'a> {
+pub(crate) struct LayerList<'a> {
     /// Ordered layers (0–8 and sub-layers) bottom-up, then cross-cutting capabilities.
     #[schema(value_type = Vec<schema::Layer>)]
     pub layers: Vec<&'a Layer>,
@@ -90,7 +90,7 @@ pub struct LayerList<'a> {
         (status = 400, description = "A query parameter was given", body = ErrorBody),
     )
 )]
-pub async fn list_layers(
+pub(crate) async fn list_layers(
     State(catalog): State<Arc<CatalogStore>>,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
@@ -102,7 +102,7 @@ pub async fn list_layers(
 
 /// Every decision.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct DecisionList<'a> {
+pub(crate) struct DecisionList<'a> {
     /// Decisions, in catalog order.
     #[schema(value_type = Vec<schema::Decision>)]
     pub decisions: Vec<&'a Decision>,
@@ -118,7 +118,7 @@ pub struct DecisionList<'a> {
         (status = 400, description = "A query parameter was given", body = ErrorBody),
     )
 )]
-pub async fn list_decisions(
+pub(crate) async fn list_decisions(
     State(catalog): State<Arc<CatalogStore>>,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
@@ -130,7 +130,7 @@ pub async fn list_decisions(
 
 /// Every pending task.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct TaskList<'a> {
+pub(crate) struct TaskList<'a> {
     /// Tasks and open decisions, in catalog order.
     #[schema(value_type = Vec<schema::Task>)]
     pub tasks: Vec<&'a Task>,
@@ -146,7 +146,7 @@ pub struct TaskList<'a> {
         (status = 400, description = "A query parameter was given", body = ErrorBody),
     )
 )]
-pub async fn list_tasks(
+pub(crate) async fn list_tasks(
     State(catalog): State<Arc<CatalogStore>>,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
@@ -166,7 +166,7 @@ pub async fn list_tasks(
         (status = 400, description = "A query parameter was given", body = ErrorBody),
     )
 )]
-pub async fn overview(
+pub(crate) async fn overview(
     State(catalog): State<Arc<CatalogStore>>,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {

@@ -20,7 +20,7 @@ use crate::http::error::{ApiError, ErrorBody};
 use crate::http::state::AppState;
 
 /// The resource routes.
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list_resources))
         .routes(routes!(get_resource))
@@ -34,7 +34,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     dead_code,
     reason = "fields are only described for OpenAPI; `parse_filter` reads the raw query"
 )]
-pub struct ResourceQuery {
+pub(crate) struct ResourceQuery {
     /// Only this owner's (username).
     #[param(example = "rui")]
     owner: Option<String>,
@@ -72,7 +72,7 @@ fn parse_filter(raw: Option<&str>) -> Result<ResourceFilter, ApiError> {
 
 /// The resources the caller may see.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct ResourceList {
+pub(crate) struct ResourceList {
     /// Newest first.
     #[schema(value_type = Vec<schema::Resource>)]
     pub resources: Vec<Resource>,
@@ -90,7 +90,7 @@ pub struct ResourceList {
         (status = 401, description = "Not signed in", body = ErrorBody),
     )
 )]
-pub async fn list_resources(
+pub(crate) async fn list_resources(
     State(service): State<Arc<SelfService>>,
     Extension(principal): Extension<Principal>,
     RawQuery(raw): RawQuery,
@@ -113,7 +113,7 @@ pub async fn list_resources(
         (status = 404, description = "No such resource, or not the caller's", body = ErrorBody),
     )
 )]
-pub async fn get_resource(
+pub(crate) async fn get_resource(
     State(service): State<Arc<SelfService>>,
     Extension(principal): Extension<Principal>,
     Path(id): Path<i64>,

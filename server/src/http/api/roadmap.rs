@@ -26,7 +26,7 @@ use crate::{
 };
 
 /// The roadmap and findings routes.
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(get_roadmap))
         .routes(routes!(list_findings))
@@ -44,7 +44,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         (status = 400, description = "A query parameter was given", body = ErrorBody),
     )
 )]
-pub async fn get_roadmap(
+pub(crate) async fn get_roadmap(
     State(catalog): State<Arc<CatalogStore>>,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
@@ -60,7 +60,7 @@ pub async fn get_roadmap(
     dead_code,
     reason = "fields are only described for OpenAPI; the handler reads the raw query"
 )]
-pub struct FindingQuery {
+pub(crate) struct FindingQuery {
     /// Only findings of this severity.
     #[param(value_type = Option<schema::Severity>)]
     severity: Option<String>,
@@ -68,7 +68,7 @@ pub struct FindingQuery {
 
 /// A finding with the address of the item it is about.
 #[derive(Debug, Serialize)]
-pub struct FindingView {
+pub(crate) struct FindingView {
     /// The finding.
     #[serde(flatten)]
     pub finding: Finding,
@@ -78,7 +78,7 @@ pub struct FindingView {
 
 /// Findings and how many there are of each severity (before filtering).
 #[derive(Debug, Serialize, ToSchema)]
-pub struct FindingList {
+pub(crate) struct FindingList {
     /// Errors first, then warnings, then information; catalog order within a severity.
     #[schema(value_type = Vec<schema::Finding>)]
     pub findings: Vec<FindingView>,
@@ -89,7 +89,7 @@ pub struct FindingList {
 
 /// Number of findings per severity.
 #[derive(Debug, Default, Serialize)]
-pub struct SeverityCounts {
+pub(crate) struct SeverityCounts {
     /// Errors.
     pub error: usize,
     /// Warnings.
@@ -100,7 +100,7 @@ pub struct SeverityCounts {
 
 impl SeverityCounts {
     /// Counts a list of findings.
-    pub fn of(findings: &[Finding]) -> Self {
+    pub(crate) fn of(findings: &[Finding]) -> Self {
         let n = |s: Severity| findings.iter().filter(|f| f.severity == s).count();
         SeverityCounts {
             error: n(Severity::Error),
@@ -127,7 +127,7 @@ impl SeverityCounts {
         (status = 403, description = "Not an admin", body = ErrorBody),
     )
 )]
-pub async fn list_findings(
+pub(crate) async fn list_findings(
     State(catalog): State<Arc<CatalogStore>>,
     State(config): State<Arc<Config>>,
     State(probes): State<Arc<ProbeBoard>>,

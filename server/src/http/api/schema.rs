@@ -17,7 +17,7 @@ use utoipa::ToSchema;
 /// The three states every claim about the infrastructure falls into.
 #[derive(ToSchema)]
 #[schema(rename_all = "snake_case")]
-pub enum State {
+pub(crate) enum State {
     /// Works in production with real traffic or data.
     Validated,
     /// Exists in IaC but is not applied or validated.
@@ -29,7 +29,7 @@ pub enum State {
 /// Refines a state.
 #[derive(ToSchema)]
 #[schema(rename_all = "snake_case")]
-pub enum Qualifier {
+pub(crate) enum Qualifier {
     /// Works for part of its scope only.
     Partial,
     /// Work is under way.
@@ -45,7 +45,7 @@ pub enum Qualifier {
 /// What a catalog item is.
 #[derive(ToSchema)]
 #[schema(rename_all = "snake_case")]
-pub enum ItemKind {
+pub(crate) enum ItemKind {
     /// A piece of the platform stack.
     Component,
     /// An application, job or platform running on top of the stack.
@@ -57,7 +57,7 @@ pub enum ItemKind {
 /// An ordered layer or a cross-cutting capability.
 #[derive(ToSchema)]
 #[schema(rename_all = "snake_case")]
-pub enum LayerKind {
+pub(crate) enum LayerKind {
     /// An ordered layer (0–8).
     Layer,
     /// A capability that crosses every layer.
@@ -67,7 +67,7 @@ pub enum LayerKind {
 /// Priority of a task or layer.
 #[derive(ToSchema)]
 #[schema(rename_all = "snake_case")]
-pub enum Priority {
+pub(crate) enum Priority {
     /// Before anything else in its area.
     Critical,
     /// Part of the minimum viable platform.
@@ -81,7 +81,7 @@ pub enum Priority {
 /// Whether a pending entry is work to do or a decision still to take.
 #[derive(ToSchema)]
 #[schema(rename_all = "snake_case")]
-pub enum TaskKind {
+pub(crate) enum TaskKind {
     /// Work to be done.
     Task,
     /// A decision not taken yet.
@@ -90,7 +90,7 @@ pub enum TaskKind {
 
 /// A titled list of free-text entries.
 #[derive(ToSchema)]
-pub struct Section {
+pub(crate) struct Section {
     /// Heading.
     title: String,
     /// Entries, in order.
@@ -99,7 +99,7 @@ pub struct Section {
 
 /// A GPU model and how many of it.
 #[derive(ToSchema)]
-pub struct Gpu {
+pub(crate) struct Gpu {
     /// Model name.
     model: String,
     /// Number of cards.
@@ -108,7 +108,7 @@ pub struct Gpu {
 
 /// A group of physical hosts sharing a naming pattern and a role.
 #[derive(ToSchema)]
-pub struct HostGroup {
+pub(crate) struct HostGroup {
     /// Identifier.
     id: String,
     /// Display name.
@@ -123,7 +123,7 @@ pub struct HostGroup {
 
 /// A physical host or container host.
 #[derive(ToSchema)]
-pub struct Host {
+pub(crate) struct Host {
     /// Host name.
     id: String,
     /// Site the host is in.
@@ -142,7 +142,7 @@ pub struct Host {
 
 /// A site with its hosts.
 #[derive(ToSchema)]
-pub struct Site {
+pub(crate) struct Site {
     /// Short identifier (`franca`, `sp`).
     id: String,
     /// Display name.
@@ -159,7 +159,7 @@ pub struct Site {
 
 /// A layer (0–8, with sub-layers) or a cross-cutting capability.
 #[derive(ToSchema)]
-pub struct Layer {
+pub(crate) struct Layer {
     /// Identifier (`l0`, `l8b`, `secrets`).
     id: String,
     /// Ordered layer or capability.
@@ -186,7 +186,7 @@ pub struct Layer {
 
 /// Where a claim is declared in the devops monorepo.
 #[derive(ToSchema)]
-pub struct IacRef {
+pub(crate) struct IacRef {
     /// Path relative to the monorepo root.
     path: String,
     /// Dotted key inside the file.
@@ -197,7 +197,7 @@ pub struct IacRef {
 #[derive(ToSchema)]
 #[schema(rename_all = "snake_case")]
 #[serde(tag = "kind")]
-pub enum Evidence {
+pub(crate) enum Evidence {
     /// A person checked it.
     Attestation {
         /// Who checked.
@@ -232,7 +232,7 @@ pub enum Evidence {
 
 /// Anything the catalog tracks a state for.
 #[derive(ToSchema)]
-pub struct Item {
+pub(crate) struct Item {
     /// Identifier (`linstor-sp-ssd`).
     id: String,
     /// Display name.
@@ -277,7 +277,7 @@ pub struct Item {
 
 /// A cluster's folder in the monorepo's Argo CD layout.
 #[derive(ToSchema)]
-pub struct Gitops {
+pub(crate) struct Gitops {
     /// The folder, relative to the monorepo's root (`apps/sp/gpu-sp-01`); its Argo CD turns
     /// each subfolder into an Application.
     folder: String,
@@ -285,7 +285,7 @@ pub struct Gitops {
 
 /// How to reach a Kubernetes cluster with kubectl.
 #[derive(ToSchema)]
-pub struct KubernetesAccess {
+pub(crate) struct KubernetesAccess {
     /// The API server's address (http(s)).
     api: String,
     /// The PEM certificate of the CA that signs the API server's certificate.
@@ -296,7 +296,7 @@ pub struct KubernetesAccess {
 
 /// A Kubernetes API server's OpenID settings (its `--oidc-*` flags).
 #[derive(ToSchema)]
-pub struct KubernetesOidc {
+pub(crate) struct KubernetesOidc {
     /// The issuer (http(s)).
     issuer: String,
     /// The public OpenID client kubectl signs in with.
@@ -309,7 +309,7 @@ pub struct KubernetesOidc {
 
 /// An architectural decision.
 #[derive(ToSchema)]
-pub struct Decision {
+pub(crate) struct Decision {
     /// Identifier.
     id: String,
     /// What it is about.
@@ -333,7 +333,7 @@ pub struct Decision {
 /// Where a resource stands.
 #[derive(ToSchema)]
 #[schema(rename_all = "snake_case")]
-pub enum ResourceState {
+pub(crate) enum ResourceState {
     /// Asked for: awaiting approval, approved, or being proposed.
     Pending,
     /// Its pull request is open.
@@ -353,7 +353,7 @@ pub enum ResourceState {
 /// What a self-service request made: a folder of the monorepo (a GPU workspace, a PostgreSQL
 /// cluster), with its owner and state.
 #[derive(ToSchema)]
-pub struct Resource {
+pub(crate) struct Resource {
     /// Its id: the id of the request that created it.
     id: i64,
     /// The template it was made from.
@@ -387,7 +387,7 @@ pub struct Resource {
 
 /// A merged resource's deployment, as followed in Argo CD (`MIRANTE_ARGOCD_URL`).
 #[derive(ToSchema)]
-pub struct ResourceDeployment {
+pub(crate) struct ResourceDeployment {
     /// Whether the portal follows it: `false` when Argo CD is not configured, and the
     /// resource then stays `merged`.
     followed: bool,
@@ -412,7 +412,7 @@ pub struct ResourceDeployment {
 
 /// How to reach a resource.
 #[derive(ToSchema)]
-pub struct ResourceAccess {
+pub(crate) struct ResourceAccess {
     /// The file of its folder that explains how to use it (its README), if any.
     readme: Option<String>,
     /// Shell commands to copy, in order. Never a secret: a database password is read from
@@ -429,7 +429,7 @@ pub struct ResourceAccess {
 
 /// A pending task or an open decision.
 #[derive(ToSchema)]
-pub struct Task {
+pub(crate) struct Task {
     /// Identifier.
     id: String,
     /// What is to be done or decided.
@@ -452,7 +452,7 @@ pub struct Task {
 
 /// Counts of items per state.
 #[derive(ToSchema)]
-pub struct StateCounts {
+pub(crate) struct StateCounts {
     /// Validated items.
     validated: u32,
     /// Declared items.
@@ -463,7 +463,7 @@ pub struct StateCounts {
 
 /// One row of the overview matrix.
 #[derive(ToSchema)]
-pub struct OverviewRow {
+pub(crate) struct OverviewRow {
     /// Layer id.
     layer: String,
     /// Label.
@@ -482,7 +482,7 @@ pub struct OverviewRow {
 
 /// The layers × sites matrix with counts per state.
 #[derive(ToSchema)]
-pub struct Overview {
+pub(crate) struct Overview {
     /// Columns: `[site id, site name]` pairs.
     #[schema(value_type = Vec<Vec<String>>, example = json!([["franca", "Franca"], ["sp", "São Paulo"]]))]
     sites: Vec<(String, String)>,
@@ -494,7 +494,7 @@ pub struct Overview {
 
 /// A problem in the catalog, with its position.
 #[derive(ToSchema)]
-pub struct Diagnostic {
+pub(crate) struct Diagnostic {
     /// File relative to the catalog root.
     file: String,
     /// 1-based line; 0 when the problem has no position in a file.
@@ -509,7 +509,7 @@ pub struct Diagnostic {
 #[derive(ToSchema)]
 #[schema(rename_all = "snake_case")]
 #[serde(tag = "kind")]
-pub enum CatalogSource {
+pub(crate) enum CatalogSource {
     /// The demo catalog built into the binary.
     Embedded,
     /// A directory of YAML files.
@@ -532,7 +532,7 @@ pub enum CatalogSource {
 #[derive(ToSchema)]
 #[schema(rename_all = "snake_case")]
 #[serde(tag = "kind")]
-pub enum ReloadTrigger {
+pub(crate) enum ReloadTrigger {
     /// The first load at start-up.
     Startup,
     /// SIGHUP.
@@ -558,7 +558,7 @@ pub enum ReloadTrigger {
 /// Where an item or task stands on the roadmap.
 #[derive(ToSchema)]
 #[schema(rename_all = "snake_case")]
-pub enum Status {
+pub(crate) enum Status {
     /// Validated in production.
     Done,
     /// Everything it depends on is done; work can start.
@@ -570,7 +570,7 @@ pub enum Status {
 /// What a blocker is.
 #[derive(ToSchema)]
 #[schema(rename_all = "snake_case")]
-pub enum BlockerKind {
+pub(crate) enum BlockerKind {
     /// A catalog item that is not validated.
     Item,
     /// A pending task.
@@ -579,7 +579,7 @@ pub enum BlockerKind {
 
 /// Something not done that stands in the way, directly or through others.
 #[derive(ToSchema)]
-pub struct Blocker {
+pub(crate) struct Blocker {
     /// Id of the blocking item or task.
     id: String,
     /// Item or task.
@@ -593,7 +593,7 @@ pub struct Blocker {
 
 /// One item on the roadmap.
 #[derive(ToSchema)]
-pub struct RoadmapItem {
+pub(crate) struct RoadmapItem {
     /// Item id.
     id: String,
     /// Item name.
@@ -622,7 +622,7 @@ pub struct RoadmapItem {
 
 /// One pending task on the roadmap.
 #[derive(ToSchema)]
-pub struct RoadmapTask {
+pub(crate) struct RoadmapTask {
     /// Task id.
     id: String,
     /// What is to be done or decided.
@@ -645,7 +645,7 @@ pub struct RoadmapTask {
 
 /// Counts per state of a group of items.
 #[derive(ToSchema)]
-pub struct Progress {
+pub(crate) struct Progress {
     /// Site or layer id (empty: platform-wide items).
     id: String,
     /// Display name.
@@ -656,7 +656,7 @@ pub struct Progress {
 
 /// A phase with its items.
 #[derive(ToSchema)]
-pub struct RoadmapPhase {
+pub(crate) struct RoadmapPhase {
     /// Phase id (empty: items planned in no phase).
     id: String,
     /// Display name.
@@ -671,7 +671,7 @@ pub struct RoadmapPhase {
 
 /// Progress per site and per layer.
 #[derive(ToSchema)]
-pub struct RoadmapProgress {
+pub(crate) struct RoadmapProgress {
     /// Per site, then platform-wide items (empty id).
     sites: Vec<Progress>,
     /// Per top-level layer, then per capability.
@@ -682,7 +682,7 @@ pub struct RoadmapProgress {
 
 /// The roadmap of the catalog in force.
 #[derive(ToSchema)]
-pub struct Roadmap {
+pub(crate) struct Roadmap {
     /// Phases in order, then items planned in no phase (empty id).
     phases: Vec<RoadmapPhase>,
     /// Every item, in catalog order.
@@ -696,7 +696,7 @@ pub struct Roadmap {
 /// How serious a finding is.
 #[derive(ToSchema)]
 #[schema(rename_all = "snake_case")]
-pub enum Severity {
+pub(crate) enum Severity {
     /// A contradiction: `catalog check` exits 1.
     Error,
     /// A claim without the backing it should have.
@@ -708,7 +708,7 @@ pub enum Severity {
 /// What a finding is about (see docs/catalog-format.md, "Consistency lint").
 #[derive(ToSchema)]
 #[schema(rename_all = "kebab-case")]
-pub enum FindingCode {
+pub(crate) enum FindingCode {
     /// Validated, no evidence.
     ValidatedWithoutEvidence,
     /// Validated on free-text references only.
@@ -743,7 +743,7 @@ pub enum FindingCode {
 
 /// One finding of the consistency lint.
 #[derive(ToSchema)]
-pub struct Finding {
+pub(crate) struct Finding {
     /// How serious.
     severity: Severity,
     /// What kind of problem.
@@ -761,7 +761,7 @@ pub struct Finding {
 
 /// Number of findings per severity.
 #[derive(ToSchema)]
-pub struct SeverityCounts {
+pub(crate) struct SeverityCounts {
     /// Errors.
     error: usize,
     /// Warnings.

@@ -32,7 +32,7 @@ use crate::http::error::{ApiError, ErrorBody};
 use crate::http::state::AppState;
 
 /// The self-service routes.
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list_templates))
         .routes(routes!(get_template))
@@ -84,7 +84,7 @@ fn optional_body<T: DeserializeOwned + Default>(bytes: &Bytes) -> Result<T, ApiE
 
 /// The templates a caller may use.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct TemplateList {
+pub(crate) struct TemplateList {
     /// By id.
     pub templates: Vec<TemplateSummary>,
 }
@@ -99,7 +99,7 @@ pub struct TemplateList {
         (status = 401, description = "Not signed in", body = ErrorBody),
     )
 )]
-pub async fn list_templates(
+pub(crate) async fn list_templates(
     State(service): State<Arc<SelfService>>,
     Extension(principal): Extension<Principal>,
 ) -> Json<TemplateList> {
@@ -120,7 +120,7 @@ pub async fn list_templates(
         (status = 404, description = "No such template, or not one the caller may use", body = ErrorBody),
     )
 )]
-pub async fn get_template(
+pub(crate) async fn get_template(
     State(service): State<Arc<SelfService>>,
     Extension(principal): Extension<Principal>,
     Path(id): Path<String>,
@@ -144,7 +144,7 @@ pub async fn get_template(
         (status = 503, description = "The forge is unavailable", body = ErrorBody),
     )
 )]
-pub async fn preview(
+pub(crate) async fn preview(
     State(service): State<Arc<SelfService>>,
     Extension(principal): Extension<Principal>,
     input: Result<Json<RequestInput>, JsonRejection>,
@@ -170,7 +170,7 @@ pub async fn preview(
         (status = 503, description = "The forge is unavailable", body = ErrorBody),
     )
 )]
-pub async fn submit(
+pub(crate) async fn submit(
     State(service): State<Arc<SelfService>>,
     Extension(principal): Extension<Principal>,
     input: Result<Json<RequestInput>, JsonRejection>,
@@ -198,7 +198,7 @@ pub async fn submit(
         (status = 422, description = "Invalid fields, or a change that makes the catalog invalid: `details` lists every problem", body = ErrorBody),
     )
 )]
-pub async fn preview_catalog_change(
+pub(crate) async fn preview_catalog_change(
     State(service): State<Arc<SelfService>>,
     Extension(principal): Extension<Principal>,
     Path(id): Path<String>,
@@ -231,7 +231,7 @@ pub async fn preview_catalog_change(
         (status = 422, description = "Invalid fields, or a change that makes the catalog invalid: `details` lists every problem", body = ErrorBody),
     )
 )]
-pub async fn submit_catalog_change(
+pub(crate) async fn submit_catalog_change(
     State(service): State<Arc<SelfService>>,
     Extension(principal): Extension<Principal>,
     Path(id): Path<String>,
@@ -246,7 +246,7 @@ pub async fn submit_catalog_change(
 
 /// Requests the caller may see.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct RequestList {
+pub(crate) struct RequestList {
     /// Newest first.
     pub requests: Vec<RequestSummary>,
 }
@@ -261,7 +261,7 @@ pub struct RequestList {
         (status = 401, description = "Not signed in", body = ErrorBody),
     )
 )]
-pub async fn list_requests(
+pub(crate) async fn list_requests(
     State(service): State<Arc<SelfService>>,
     Extension(principal): Extension<Principal>,
 ) -> Result<Json<RequestList>, ApiError> {
@@ -283,7 +283,7 @@ pub async fn list_requests(
         (status = 404, description = "No such request for the caller", body = ErrorBody),
     )
 )]
-pub async fn get_request(
+pub(crate) async fn get_request(
     State(service): State<Arc<SelfService>>,
     Extension(principal): Extension<Principal>,
     Path(id): Path<i64>,
@@ -295,7 +295,7 @@ pub async fn get_request(
 /// one on rejection. (Not to be confused with an architectural `Decision` of the catalog.)
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ReviewDecision {
+pub(crate) struct ReviewDecision {
     /// Why.
     #[serde(default)]
     pub comment: Option<String>,
@@ -320,7 +320,7 @@ pub struct ReviewDecision {
         (status = 409, description = "The request is not awaiting approval; or it asks for more GPUs than its cluster has free and no `overcommit_reason` was given: `details` holds one entry, field `gpus`, code `exceeds_free_capacity`, with the numbers in its message", body = ErrorBody),
     )
 )]
-pub async fn approve(
+pub(crate) async fn approve(
     State(service): State<Arc<SelfService>>,
     Extension(principal): Extension<Principal>,
     Path(id): Path<i64>,
@@ -355,7 +355,7 @@ pub async fn approve(
         (status = 409, description = "The request is not awaiting approval", body = ErrorBody),
     )
 )]
-pub async fn reject(
+pub(crate) async fn reject(
     State(service): State<Arc<SelfService>>,
     Extension(principal): Extension<Principal>,
     Path(id): Path<i64>,
@@ -369,7 +369,7 @@ pub async fn reject(
 /// How to merge.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct MergeOptions {
+pub(crate) struct MergeOptions {
     /// `fast-forward` (the default; a merge commit when the base has moved) or
     /// `merge-commit`.
     #[serde(default)]
@@ -393,7 +393,7 @@ pub struct MergeOptions {
         (status = 409, description = "Not proposed, a hosted forge, or the branch conflicts with the base", body = ErrorBody),
     )
 )]
-pub async fn merge(
+pub(crate) async fn merge(
     State(service): State<Arc<SelfService>>,
     Extension(principal): Extension<Principal>,
     Path(id): Path<i64>,

@@ -22,7 +22,7 @@ use crate::http::error::{ApiError, ErrorBody};
 use crate::http::state::AppState;
 
 /// The webhook route.
-pub fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(webhook))
 }
 
@@ -41,7 +41,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         (status = 401, description = "Missing or wrong signature, or no secret configured", body = ErrorBody),
     )
 )]
-pub async fn webhook(
+pub(crate) async fn webhook(
     State(service): State<Arc<SelfService>>,
     State(config): State<Arc<Config>>,
     State(db): State<Db>,

@@ -7,9 +7,9 @@
 //!   through (session or API token → [`Viewer`] in the request's extensions, CSRF Origin
 //!   check, the policy's decision), and the `/auth/*`, `/profile` and `/api/v1/me` routes.
 
-pub mod pages;
+pub(crate) mod pages;
 pub mod policy;
-pub mod tokens;
+pub(crate) mod tokens;
 
 use std::{path::Path, sync::Arc};
 

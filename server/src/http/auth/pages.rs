@@ -16,7 +16,7 @@ use mirante_frontend::i18n::{self, Lang};
 use crate::adapters::db::ApiTokenRecord;
 
 /// A user of the development sign-in.
-pub struct DemoUser {
+pub(crate) struct DemoUser {
     /// Login name (and subject).
     pub username: &'static str,
     /// Display name.
@@ -28,7 +28,7 @@ pub struct DemoUser {
 }
 
 /// The demo users: an admin and a researcher.
-pub const DEMO_USERS: &[DemoUser] = &[
+pub(crate) const DEMO_USERS: &[DemoUser] = &[
     DemoUser {
         username: "ada",
         name: "Ada Admin",
@@ -45,11 +45,11 @@ pub const DEMO_USERS: &[DemoUser] = &[
 
 /// The reader's language for a page: the language cookie, then `Accept-Language`.
 #[derive(Debug, Clone, Copy)]
-pub struct PageLang(pub Lang);
+pub(crate) struct PageLang(pub Lang);
 
 impl PageLang {
     /// The language of the request with these headers.
-    pub fn of(headers: &HeaderMap) -> Self {
+    pub(crate) fn of(headers: &HeaderMap) -> Self {
         PageLang(i18n::from_headers(headers))
     }
 }
@@ -63,21 +63,21 @@ impl<S: Send + Sync> FromRequestParts<S> for PageLang {
 }
 
 /// Translations for a template: `{{ tr.t("auth-…") }}`.
-pub struct Tr(Lang);
+pub(crate) struct Tr(Lang);
 
 impl Tr {
     /// The translation of `key`.
-    pub fn t(&self, key: &str) -> String {
+    pub(crate) fn t(&self, key: &str) -> String {
         i18n::t(self.0, key)
     }
 
     /// The translation of `key` with one named argument.
-    pub fn t1(&self, key: &str, name: &'static str, value: &str) -> String {
+    pub(crate) fn t1(&self, key: &str, name: &'static str, value: &str) -> String {
         i18n::t_args(self.0, key, &[(name, value.to_owned().into())])
     }
 
     /// The BCP 47 tag for `<html lang>`.
-    pub fn tag(&self) -> &'static str {
+    pub(crate) fn tag(&self) -> &'static str {
         self.0.tag()
     }
 }
@@ -110,7 +110,7 @@ struct MessagePage<'a> {
 
 /// A short page: a heading, a sentence and one link onwards. `key` names the Fluent pair
 /// `<key>-title` / `<key>-text`; `detail` is a technical reason shown as written.
-pub fn message(
+pub(crate) fn message(
     status: StatusCode,
     lang: PageLang,
     key: &str,
@@ -140,7 +140,8 @@ pub fn message(
 }
 
 /// Every message `key` the portal uses with [`message`] (a test checks both languages).
-pub const MESSAGE_KEYS: &[&str] = &[
+#[cfg(test)]
+pub(crate) const MESSAGE_KEYS: &[&str] = &[
     "auth-msg-session-expired",
     "auth-msg-sign-in-required",
     "auth-msg-admins-only",
@@ -169,7 +170,7 @@ struct DevLoginPage<'a> {
 }
 
 /// The development sign-in: pick a demo user.
-pub fn dev_login(lang: PageLang, next: &str, admin_groups: &[String]) -> Response {
+pub(crate) fn dev_login(lang: PageLang, next: &str, admin_groups: &[String]) -> Response {
     let tr = Tr(lang.0);
     Page(
         StatusCode::OK,
@@ -208,7 +209,7 @@ struct ProfilePage<'a> {
 }
 
 /// The profile page; `new_token` is `(name, token)` right after one was made.
-pub fn profile(
+pub(crate) fn profile(
     lang: PageLang,
     viewer: &Viewer,
     tokens: &[ApiTokenRecord],

@@ -27,10 +27,10 @@ use quick_cache::sync::Cache;
 use super::Principal;
 
 /// How long a checked token is trusted without asking the database again.
-pub const TTL: Duration = Duration::from_secs(30);
+pub(crate) const TTL: Duration = Duration::from_secs(30);
 
 /// Tokens remembered at most; beyond that the least useful are forgotten.
-pub const CAPACITY: usize = 10_000;
+pub(crate) const CAPACITY: usize = 10_000;
 
 /// A token the database accepted.
 #[derive(Debug, Clone)]

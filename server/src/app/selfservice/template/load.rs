@@ -23,9 +23,9 @@ static SHIPPED: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/../templates/se
 const SHIPPED_ORIGIN: &str = "templates/self-service";
 
 /// Largest file of a template accepted, in bytes.
-pub const MAX_FILE_BYTES: usize = 256 * 1024;
+pub(crate) const MAX_FILE_BYTES: usize = 256 * 1024;
 /// Most files in one template folder.
-pub const MAX_TEMPLATE_FILES: usize = 128;
+pub(super) const MAX_TEMPLATE_FILES: usize = 128;
 /// Most template folders in one directory.
 const MAX_TEMPLATES: usize = 256;
 /// Deepest nesting inside a template folder.

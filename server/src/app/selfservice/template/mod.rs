@@ -25,7 +25,7 @@
 //! already exist there (`Forge::path_exists` on the base branch).
 
 mod load;
-pub mod render;
+pub(crate) mod render;
 
 use std::path::PathBuf;
 
@@ -38,7 +38,7 @@ use serde::{Deserialize, Serialize};
 
 use mirante_domain::monorepo::FileChange;
 
-pub use load::MAX_FILE_BYTES;
+pub(crate) use load::MAX_FILE_BYTES;
 
 /// Every template that loaded, and what was wrong with those that did not.
 #[derive(Debug, Clone, Default)]

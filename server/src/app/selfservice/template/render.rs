@@ -44,7 +44,7 @@ pub(super) const PATH_PREFIX: &str = "@path/";
 /// The budget of one render (see minijinja's fuel): ample for real templates, a bound on loops.
 const FUEL: u64 = 500_000;
 /// Longest slug, in characters.
-pub const MAX_SLUG: usize = 48;
+pub(crate) const MAX_SLUG: usize = 48;
 /// Longest rendered path, in bytes.
 const MAX_PATH: usize = 512;
 /// Longest value printed into a path.
@@ -306,7 +306,7 @@ fn yaml(s: &mut String, value: &Value) -> Result<(), Error> {
 /// `text` as a YAML double-quoted scalar. Everything outside YAML's printable set, the
 /// characters YAML 1.1 reads as line breaks (U+0085, U+2028, U+2029), the byte-order mark,
 /// `"` and `\` are escaped, so the scalar ends exactly at the closing quote.
-pub fn yaml_quote(out: &mut String, text: &str) {
+pub(crate) fn yaml_quote(out: &mut String, text: &str) {
     out.push('"');
     for c in text.chars() {
         match c {
@@ -369,7 +369,7 @@ fn path_value(s: &mut String, value: &Value) -> Result<(), Error> {
 /// `text` made into a DNS label: lowercase ASCII letters and digits kept, anything else
 /// becomes `-`, runs of `-` collapse, cut to 63 characters, no `-` at either end; `x` when
 /// nothing is left.
-pub fn dns_label(text: &str) -> String {
+pub(crate) fn dns_label(text: &str) -> String {
     slugify(text, 63)
 }
 
@@ -598,7 +598,7 @@ fn describe(template: &Template, name: &str, e: &minijinja::Error) -> String {
 /// Why a rendered relative path is unsafe, if it is: empty, absolute, with a backslash, a
 /// control or invisible character, an empty, `.` or `..` segment, or a segment starting with
 /// `.`.
-pub fn check_path(path: &str) -> Result<(), String> {
+pub(crate) fn check_path(path: &str) -> Result<(), String> {
     if path.is_empty() {
         return Err("empty".into());
     }
@@ -640,7 +640,7 @@ pub fn check_path(path: &str) -> Result<(), String> {
 /// `metadata.namespace`, a subdomain otherwise); label keys and values must be valid; no two
 /// objects share a kind, namespace and name; a `Secret` may not carry `data` or `stringData`
 /// (secrets never go to git).
-pub fn check_manifests(files: &[FileChange]) -> Vec<String> {
+pub(crate) fn check_manifests(files: &[FileChange]) -> Vec<String> {
     let mut problems = Vec::new();
     // (kind, namespace, name) → where it was first seen; two objects with the same identity
     // would overwrite each other when applied.
