@@ -146,8 +146,13 @@ test('a researcher requests a 1-GPU workspace; the database form offers no names
   await page.goto(`${portal.url}/self-service/postgres-cnpg`, { waitUntil: 'load' });
   await waitForHydration(page);
   assert.deepEqual(await namespaceChoices(page), []);
+  // Before a cluster is chosen the hint speaks of every cluster, then of the one chosen.
+  assert.match(await page.locator('.no-namespace').innerText(), /any cluster|nenhum cluster/);
   await page.locator('[name="cluster"]').selectOption('gpu-sp-01');
   await page.locator('.no-namespace a').waitFor();
+  await page.waitForFunction(() =>
+    /this cluster|neste cluster/.test(document.querySelector('.no-namespace')?.textContent ?? ''),
+  );
   assert.deepEqual(errors, []);
   await page.close();
 });

@@ -318,6 +318,7 @@ ss-err-not_on_cluster = { $count ->
    *[other] Not on { $cluster }: yours there are { $allowed }.
 }
 ss-no-namespace = You have no GPU workspace on this cluster yet: a database runs in the namespace of one of your workspaces.
+ss-no-namespace-any = You have no GPU workspace on any cluster yet: a database runs in the namespace of one of your workspaces.
 ss-no-namespace-link = Ask for a GPU workspace
 ss-err-exceeds_free_capacity = Asks { $value }, { $option } has { $capacity }, { $allocated } allocated to { $holders }.
 ss-gpus-free = { $free } / { $total } GPUs free

@@ -318,6 +318,7 @@ ss-err-not_on_cluster = { $count ->
    *[other] Não está em { $cluster }: os seus lá são { $allowed }.
 }
 ss-no-namespace = Você ainda não tem workspace com GPU neste cluster: um banco roda no namespace de um dos seus workspaces.
+ss-no-namespace-any = Você ainda não tem workspace com GPU em nenhum cluster: um banco roda no namespace de um dos seus workspaces.
 ss-no-namespace-link = Pedir um workspace com GPU
 ss-err-exceeds_free_capacity = Pede { $value }, { $option } tem { $capacity }, { $allocated } alocadas a { $holders }.
 ss-gpus-free = { $free } / { $total } GPUs livres

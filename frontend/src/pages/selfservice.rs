@@ -510,7 +510,8 @@ fn Field(
                 let from = from.as_ref().filter(|_| hydrated.get())?;
                 last_value(&values.get(), from).filter(|v| !v.is_empty())
             };
-            let options = Memo::new(move |_| match chosen_cluster() {
+            let chosen_cluster = Memo::new(move |_| chosen_cluster());
+            let options = Memo::new(move |_| match chosen_cluster.get() {
                 Some(cluster) => all
                     .iter()
                     .filter(|o| o.detail == cluster)
@@ -570,7 +571,15 @@ fn Field(
                 </select>
                 <Show when=none_here>
                     <p class="help no-namespace">
-                        {i18n.tr("ss-no-namespace")} " "
+                        {move || {
+                            // "On this cluster" only once one is chosen; before, on any.
+                            if chosen_cluster.with(Option::is_some) {
+                                t(i18n.lang(), "ss-no-namespace")
+                            } else {
+                                t(i18n.lang(), "ss-no-namespace-any")
+                            }
+                        }}
+                        " "
                         <a href="/self-service/gpu-workspace">{i18n.tr("ss-no-namespace-link")}</a>
                     </p>
                 </Show>
