@@ -277,6 +277,7 @@ fn site_names(snap: &mirante_domain::Snapshot) -> Vec<(String, String)> {
 /// The overview page's data.
 #[server(prefix = "/_fn", endpoint = "overview")]
 pub async fn get_overview() -> Result<OverviewPage, ServerFnError> {
+    crate::ssr::authorize("overview")?;
     let snap = snapshot()?;
     let c = snap.catalog();
     Ok(OverviewPage {
@@ -294,6 +295,7 @@ pub async fn get_overview() -> Result<OverviewPage, ServerFnError> {
 /// set is empty, and an empty body does not read back as a `query`.
 #[server(prefix = "/_fn", endpoint = "items", input = leptos::server_fn::codec::Json)]
 pub async fn list_items(query: ListQuery) -> Result<ItemsPage, ServerFnError> {
+    crate::ssr::authorize("items")?;
     let snap = snapshot()?;
     let filter = query.to_filter();
     let mut total = 0;
@@ -315,6 +317,7 @@ pub async fn list_items(query: ListQuery) -> Result<ItemsPage, ServerFnError> {
 /// A layer page's data; `None` when there is no such layer.
 #[server(prefix = "/_fn", endpoint = "layer")]
 pub async fn get_layer(id: String) -> Result<Option<LayerPage>, ServerFnError> {
+    crate::ssr::authorize("layer")?;
     let snap = snapshot()?;
     let Some(layer) = snap.layer(&id) else {
         return Ok(None);
@@ -343,6 +346,7 @@ pub async fn get_layer(id: String) -> Result<Option<LayerPage>, ServerFnError> {
 /// An item page's data; `None` when there is no such item.
 #[server(prefix = "/_fn", endpoint = "item")]
 pub async fn get_item(id: String) -> Result<Option<ItemPage>, ServerFnError> {
+    crate::ssr::authorize("item")?;
     let snap = snapshot()?;
     let Some(item) = snap.item(&id) else {
         return Ok(None);
@@ -390,6 +394,7 @@ pub async fn get_item(id: String) -> Result<Option<ItemPage>, ServerFnError> {
 /// Every decision, in catalog order.
 #[server(prefix = "/_fn", endpoint = "decisions")]
 pub async fn list_decisions() -> Result<Vec<Decision>, ServerFnError> {
+    crate::ssr::authorize("decisions")?;
     Ok(snapshot()?.catalog().decisions.clone())
 }
 
@@ -397,6 +402,7 @@ pub async fn list_decisions() -> Result<Vec<Decision>, ServerFnError> {
 /// [`Viewer`](mirante_domain::Viewer) in the request's extensions.
 #[server(prefix = "/_fn", endpoint = "viewer")]
 pub async fn get_viewer() -> Result<Option<mirante_domain::Viewer>, ServerFnError> {
+    crate::ssr::authorize("viewer")?;
     Ok(use_context::<http::request::Parts>()
         .and_then(|parts| parts.extensions.get::<mirante_domain::Viewer>().cloned()))
 }
@@ -404,6 +410,7 @@ pub async fn get_viewer() -> Result<Option<mirante_domain::Viewer>, ServerFnErro
 /// Sites with their hosts and GPU capacity.
 #[server(prefix = "/_fn", endpoint = "sites")]
 pub async fn list_sites() -> Result<SitesPage, ServerFnError> {
+    crate::ssr::authorize("sites")?;
     let snap = snapshot()?;
     let c = snap.catalog();
     let sites = c

@@ -35,6 +35,28 @@ pub trait PortalData: Send + Sync + 'static {
     fn history(&self) -> Result<Arc<CatalogHistory>, NoHistory>;
     /// The live checks' last run: how many, when, and those failing now.
     fn live_checks(&self) -> LiveChecks;
+    /// Whether the request being served (`caller`) may call the server function at `path`
+    /// (`/_fn/<endpoint>`), by the server's one access policy.
+    fn may_call(&self, caller: &Parts, path: &str) -> bool;
+}
+
+/// Refuses unless the server's access policy lets the request being served call the server
+/// function `endpoint`. Every server function asks this before it answers: while a page is
+/// rendered on the server they run in-process, where no middleware sees them, so a page
+/// reached under a weaker rule can never get data its viewer may not have.
+pub fn authorize(endpoint: &str) -> Result<(), leptos::prelude::ServerFnError> {
+    use leptos::prelude::{ServerFnError, use_context};
+    let portal = use_context::<PortalHandle>()
+        .ok_or_else(|| ServerFnError::new("portal data is not available"))?;
+    let caller = use_context::<Parts>()
+        .ok_or_else(|| ServerFnError::new("the request being served is not available"))?;
+    if portal.may_call(&caller, &format!("/_fn/{endpoint}")) {
+        Ok(())
+    } else {
+        Err(ServerFnError::new(format!(
+            "not allowed: /_fn/{endpoint} is not open to this viewer"
+        )))
+    }
 }
 
 /// The handle the server puts in Leptos context.

@@ -735,4 +735,118 @@ on_both_databases! {
         assert!(routes.len() > 25, "{routes:?}");
         assert!(wrong.is_empty(), "{wrong:#?}");
     }
+
+    async fn no_other_spelling_of_a_route_reaches_a_handler_or_a_page(backend: Backend) {
+        let app = spawn_app(backend).await;
+        let cookie = app.dev_cookie("rui").await;
+        let mut routes = mirante::http::routes::all_routes();
+        routes.sort_by(|a, b| (a.1.as_str(), a.0.as_str()).cmp(&(b.1.as_str(), b.0.as_str())));
+        routes.dedup();
+        let mut wrong = Vec::new();
+        let mut sent = 0;
+
+        for (method, pattern) in &routes {
+            let path = pattern
+                .replace("/items/{id}", "/items/vault")
+                .replace("/layers/{id}", "/layers/l0")
+                .replace("{*path}", "mirante.css")
+                .replace("{file}", "vault.svg")
+                .replace("{id}", "1");
+            let readable = *method == reqwest::Method::GET;
+            let mut variants: Vec<(String, bool)> = [
+                format!("{path}/"),
+                format!("/.{path}"),
+                format!("/{path}"),
+                format!("{path}/."),
+                format!("/catalog/..{path}"),
+                format!("{path}//"),
+            ]
+            .into_iter()
+            .map(|v| (v, readable))
+            .collect();
+            // Spellings that name no route at all: another case, a percent-encoded letter.
+            if let Some(first) = path[1..].split('/').next().filter(|s| !s.is_empty()) {
+                let rest = &path[1 + first.len()..];
+                variants.push((format!("/{}{rest}", first.to_uppercase()), false));
+                let (head, tail) = first.split_at(1);
+                variants.push((format!("/%{:02X}{tail}{rest}", head.as_bytes()[0]), false));
+            }
+            for (variant, redirected) in variants {
+                let answer = app.raw(method.as_str(), &variant, &[("Cookie", &cookie), ("Origin", &app.address)]).await;
+                sent += 1;
+                let expected = if redirected {
+                    answer.status == 308 && answer.location.as_deref() == Some(path.as_str())
+                } else {
+                    answer.status == 404 && !answer.body.contains("data-hydrated")
+                };
+                if !expected {
+                    wrong.push(format!(
+                        "{method} {variant} answered {} (location {:?})",
+                        answer.status, answer.location
+                    ));
+                }
+            }
+        }
+
+        assert!(sent > 400, "{sent}");
+        assert!(wrong.is_empty(), "{wrong:#?}");
+    }
+
+    async fn a_researcher_asking_for_findings_by_another_spelling_is_sent_to_the_refusal(backend: Backend) {
+        let app = spawn_app(backend).await;
+        let cookie = app.dev_cookie("rui").await;
+        let headers = [("Cookie", cookie.as_str())];
+
+        let variant = app.raw("GET", "/findings/?severity=error", &headers).await;
+        let canonical = app.raw("GET", "/findings?severity=error", &headers).await;
+        let case = app.raw("GET", "/Findings", &headers).await;
+
+        assert_eq!(variant.status, 308);
+        assert_eq!(variant.location.as_deref(), Some("/findings?severity=error"));
+        assert_eq!(canonical.status, 403);
+        assert_eq!(case.status, 404);
+        for answer in [&variant, &canonical, &case] {
+            assert!(!answer.body.contains("validated-only-free-text"), "{answer:?}");
+            assert!(!answer.body.contains("Information"), "{answer:?}");
+        }
+    }
+
+    async fn a_page_elsewhere_cannot_sign_in_by_pointing_its_name_at_the_portal(backend: Backend) {
+        let app = spawn_app(backend).await;
+        let port = app.address.rsplit(':').next().unwrap().to_owned();
+        let rebound = format!("rebind.example:{port}");
+        let origin = format!("http://{rebound}");
+
+        let sign_in = app
+            .raw_with_body("POST", "/auth/dev", &[("Host", &rebound), ("Origin", &origin)], "user=ada&next=%2F")
+            .await;
+        let at_home = app
+            .raw_with_body("POST", "/auth/dev", &[("Origin", &app.address)], "user=ada&next=%2F")
+            .await;
+        let page = app.raw("GET", "/catalog", &[("Host", &rebound)]).await;
+        let probe = app.raw("GET", "/healthz", &[("Host", "10.42.0.7:3000")]).await;
+        let loopback = app.raw("GET", "/healthz", &[("Host", &format!("localhost:{port}"))]).await;
+
+        assert_eq!(sign_in.status, 421, "{sign_in:?}");
+        assert_eq!(sign_in.set_cookie, None);
+        assert_eq!(at_home.status, 303, "the same form from the portal's own page signs in");
+        assert!(at_home.set_cookie.is_some());
+        assert_eq!(page.status, 421);
+        assert_eq!(probe.status, 200, "kubelet probes name the pod's address");
+        assert_eq!(loopback.status, 200);
+    }
+
+    async fn a_method_a_route_does_not_take_is_answered_405_with_the_methods_it_does(backend: Backend) {
+        let app = spawn_app(backend).await;
+
+        let trace = app.raw("TRACE", "/api/v1/items", &[]).await;
+        let delete = app.raw("DELETE", "/requests/1", &[]).await;
+        let unknown = app.raw("GET", "/api/v1/nowhere", &[]).await;
+
+        assert_eq!(trace.status, 405);
+        assert_eq!(trace.allow.as_deref(), Some("GET, HEAD"));
+        assert_eq!(delete.status, 405);
+        assert_eq!(unknown.status, 404);
+        assert!(unknown.body.contains("no such API route"), "{unknown:?}");
+    }
 }

@@ -96,6 +96,86 @@ impl TestApp {
             .expect("request failed")
     }
 
+    /// A session cookie (`name=value; …`) for the demo user `user`, for clients that send
+    /// their own headers.
+    pub async fn dev_cookie(&self, user: &str) -> String {
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap();
+        let response = client
+            .post(format!("{}/auth/dev", self.address))
+            .header(reqwest::header::ORIGIN, &self.address)
+            .form(&[("user", user), ("next", "/")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status().as_u16(), 303, "dev sign-in as {user}");
+        response
+            .headers()
+            .get_all(reqwest::header::SET_COOKIE)
+            .iter()
+            .map(|c| c.to_str().unwrap().split(';').next().unwrap().to_owned())
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
+    /// Sends `method target` exactly as written (no client tidies `//`, `.` or `%2e` away) with
+    /// these extra header lines; answers the status, the `Location` and the body.
+    pub async fn raw(&self, method: &str, target: &str, headers: &[(&str, &str)]) -> RawResponse {
+        self.raw_with_body(method, target, headers, "").await
+    }
+
+    /// [`TestApp::raw`] with a form body.
+    pub async fn raw_with_body(
+        &self,
+        method: &str,
+        target: &str,
+        headers: &[(&str, &str)],
+        form: &str,
+    ) -> RawResponse {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let host = self.address.trim_start_matches("http://");
+        let mut stream = tokio::net::TcpStream::connect(host).await.unwrap();
+        let mut request = format!("{method} {target} HTTP/1.1\r\nConnection: close\r\n");
+        if !headers
+            .iter()
+            .any(|(name, _)| name.eq_ignore_ascii_case("host"))
+        {
+            request.push_str(&format!("Host: {host}\r\n"));
+        }
+        for (name, value) in headers {
+            request.push_str(&format!("{name}: {value}\r\n"));
+        }
+        if !form.is_empty() {
+            request.push_str("Content-Type: application/x-www-form-urlencoded\r\n");
+        }
+        request.push_str(&format!("Content-Length: {}\r\n\r\n{form}", form.len()));
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).await.unwrap();
+        let answer = String::from_utf8_lossy(&answer).into_owned();
+        let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+        let status = head
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("no status line in {head:?}"));
+        let header = |name: &str| {
+            head.lines().find_map(|l| {
+                let (n, v) = l.split_once(':')?;
+                n.eq_ignore_ascii_case(name).then(|| v.trim().to_owned())
+            })
+        };
+        RawResponse {
+            status,
+            set_cookie: header("set-cookie"),
+            location: header("location"),
+            allow: header("allow"),
+            body: body.to_owned(),
+        }
+    }
+
     /// `GET` a path and parse the JSON body, asserting the status.
     pub async fn get_json(&self, path: &str, status: u16) -> Value {
         let response = self.get(path).await;
@@ -197,6 +277,21 @@ impl TestApp {
 }
 
 /// Starts a server on `backend` with the small test catalog.
+/// What [`TestApp::raw`] read back.
+#[derive(Debug)]
+pub struct RawResponse {
+    /// The status code.
+    pub status: u16,
+    /// The `Location` header.
+    pub location: Option<String>,
+    /// The `Allow` header.
+    pub allow: Option<String>,
+    /// The first `Set-Cookie` header.
+    pub set_cookie: Option<String>,
+    /// The body as sent (chunked bodies keep their chunk sizes).
+    pub body: String,
+}
+
 pub async fn spawn_app(backend: Backend) -> TestApp {
     spawn_app_with(backend, CatalogSetup::Small).await
 }

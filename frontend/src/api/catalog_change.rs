@@ -109,6 +109,7 @@ pub async fn preview_catalog_change(
     item: String,
     fields: Vec<(String, String)>,
 ) -> Result<Option<ChangePreviewPage>, ServerFnError> {
+    crate::ssr::authorize("catalog-change-preview")?;
     use super::selfservice::SsError;
     let (service, parts) = service()?;
     let snapshot = use_context::<crate::ssr::PortalHandle>()
@@ -155,6 +156,7 @@ pub async fn propose_catalog_change(
     input: String,
     csrf_token: String,
 ) -> Result<Result<i64, Refusal>, ServerFnError> {
+    crate::ssr::authorize("catalog-change")?;
     use super::selfservice::SsError;
     let (service, parts) = service()?;
     super::selfservice::check_csrf(&parts, &csrf_token)?;

@@ -329,6 +329,7 @@ pub async fn get_dashboard() -> Result<Option<DashboardPage>, ServerFnError> {
     if !viewer.sees_dashboard() {
         return Ok(None);
     }
+    crate::ssr::authorize("dashboard")?;
     let portal = use_context::<crate::ssr::PortalHandle>()
         .ok_or_else(|| ServerFnError::new("portal data is not available"))?;
     let selfservice = use_context::<crate::ssr::SelfServiceHandle>()

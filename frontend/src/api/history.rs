@@ -41,6 +41,7 @@ pub(crate) async fn history()
 /// An item's state changes.
 #[server(prefix = "/_fn", endpoint = "item_history")]
 pub async fn get_item_history(id: String) -> Result<ItemTimeline, ServerFnError> {
+    crate::ssr::authorize("item_history")?;
     Ok(match history().await? {
         Ok(h) => ItemTimeline {
             unavailable: None,
@@ -56,6 +57,7 @@ pub async fn get_item_history(id: String) -> Result<ItemTimeline, ServerFnError>
 /// The burn-up series of the catalog.
 #[server(prefix = "/_fn", endpoint = "burnup")]
 pub async fn get_burnup() -> Result<BurnupData, ServerFnError> {
+    crate::ssr::authorize("burnup")?;
     Ok(match history().await? {
         Ok(h) => BurnupData {
             unavailable: None,

@@ -42,6 +42,7 @@ pub struct FindingsPage {
 /// The roadmap page's data.
 #[server(prefix = "/_fn", endpoint = "roadmap")]
 pub async fn get_roadmap() -> Result<RoadmapPage, ServerFnError> {
+    crate::ssr::authorize("roadmap")?;
     let snap = super::snapshot()?;
     Ok(RoadmapPage {
         roadmap: Roadmap::of(&snap),
@@ -62,6 +63,7 @@ pub async fn get_roadmap() -> Result<RoadmapPage, ServerFnError> {
 /// The graph page's data; `to` (an item id, or empty) selects the highlighted critical path.
 #[server(prefix = "/_fn", endpoint = "roadmap_graph")]
 pub async fn get_roadmap_graph(to: String) -> Result<GraphPage, ServerFnError> {
+    crate::ssr::authorize("roadmap_graph")?;
     use mirante_domain::roadmap::{critical_path, layered_graph};
 
     let snap = super::snapshot()?;
@@ -98,6 +100,7 @@ pub async fn get_roadmap_graph(to: String) -> Result<GraphPage, ServerFnError> {
 /// The findings page's data (admins; the access policy keeps others out).
 #[server(prefix = "/_fn", endpoint = "findings")]
 pub async fn get_findings() -> Result<FindingsPage, ServerFnError> {
+    crate::ssr::authorize("findings")?;
     let portal = use_context::<crate::ssr::PortalHandle>()
         .ok_or_else(|| ServerFnError::new("portal data is not available"))?;
     let snap = portal.snapshot();

@@ -372,6 +372,7 @@ pub(crate) fn set_status(status: http::StatusCode) {
 /// The templates the viewer may use.
 #[server(prefix = "/_fn", endpoint = "templates")]
 pub async fn list_templates() -> Result<Vec<TemplateCard>, ServerFnError> {
+    crate::ssr::authorize("templates")?;
     let (service, parts) = service()?;
     Ok(service.templates(&parts).await?)
 }
@@ -379,6 +380,7 @@ pub async fn list_templates() -> Result<Vec<TemplateCard>, ServerFnError> {
 /// A template's form; `None` when there is no such template for the viewer.
 #[server(prefix = "/_fn", endpoint = "template")]
 pub async fn get_template_form(id: String) -> Result<Option<TemplateForm>, ServerFnError> {
+    crate::ssr::authorize("template")?;
     let (service, parts) = service()?;
     match service.template(&parts, &id).await {
         Ok(form) => Ok(Some(form)),
@@ -390,6 +392,7 @@ pub async fn get_template_form(id: String) -> Result<Option<TemplateForm>, Serve
 /// The GPUs of catalog item `id` if it is a GPU cluster: total and free now (signed in).
 #[server(prefix = "/_fn", endpoint = "gpu_capacity")]
 pub async fn get_gpu_capacity(id: String) -> Result<Option<GpuCapacity>, ServerFnError> {
+    crate::ssr::authorize("gpu_capacity")?;
     let (service, parts) = service()?;
     let all = service.gpu_capacity(&parts).await?;
     Ok(all.into_iter().find(|c| c.id == id))
@@ -402,6 +405,7 @@ pub async fn preview_request(
     template: String,
     fields: Vec<(String, String)>,
 ) -> Result<Option<PreviewPage>, ServerFnError> {
+    crate::ssr::authorize("preview")?;
     let (service, parts) = service()?;
     let form = match service.template(&parts, &template).await {
         Ok(form) => form,
@@ -438,6 +442,7 @@ pub async fn submit_request(
     at: Option<String>,
     csrf_token: String,
 ) -> Result<Result<i64, Refusal>, ServerFnError> {
+    crate::ssr::authorize("submit")?;
     let (service, parts) = service()?;
     check_csrf(&parts, &csrf_token)?;
     let values: Value = serde_json::from_str(&values)
@@ -463,6 +468,7 @@ pub async fn submit_request(
 /// first, then newest first.
 #[server(prefix = "/_fn", endpoint = "requests")]
 pub async fn list_requests(state: Option<String>) -> Result<RequestsPage, ServerFnError> {
+    crate::ssr::authorize("requests")?;
     let (service, parts) = service()?;
     let all = parts
         .extensions
@@ -492,6 +498,7 @@ pub struct ResourcesPage {
 /// The resources the viewer may see.
 #[server(prefix = "/_fn", endpoint = "resources")]
 pub async fn list_resources() -> Result<ResourcesPage, ServerFnError> {
+    crate::ssr::authorize("resources")?;
     let (service, parts) = service()?;
     let all = parts
         .extensions
@@ -504,6 +511,7 @@ pub async fn list_resources() -> Result<ResourcesPage, ServerFnError> {
 /// A request's page; `None` when there is no such request for the viewer.
 #[server(prefix = "/_fn", endpoint = "request")]
 pub async fn get_request(id: i64) -> Result<Option<RequestPageData>, ServerFnError> {
+    crate::ssr::authorize("request")?;
     let (service, parts) = service()?;
     match service.request(&parts, id).await {
         Ok(r) => {
@@ -574,6 +582,7 @@ pub async fn approve_request(
     #[server(default)] overcommit_reason: Option<String>,
     csrf_token: String,
 ) -> Result<Option<String>, ServerFnError> {
+    crate::ssr::authorize("approve")?;
     let (service, parts) = service()?;
     check_csrf(&parts, &csrf_token)?;
     let comment = comment.filter(|c| !c.trim().is_empty());
@@ -591,6 +600,7 @@ pub async fn reject_request(
     comment: String,
     csrf_token: String,
 ) -> Result<Option<String>, ServerFnError> {
+    crate::ssr::authorize("reject")?;
     let (service, parts) = service()?;
     check_csrf(&parts, &csrf_token)?;
     {
@@ -602,6 +612,7 @@ pub async fn reject_request(
 /// Merges a proposed request's pull request on the local forge (admins).
 #[server(prefix = "/_fn", endpoint = "merge")]
 pub async fn merge_request(id: i64, csrf_token: String) -> Result<Option<String>, ServerFnError> {
+    crate::ssr::authorize("merge")?;
     let (service, parts) = service()?;
     check_csrf(&parts, &csrf_token)?;
     {
@@ -613,6 +624,7 @@ pub async fn merge_request(id: i64, csrf_token: String) -> Result<Option<String>
 /// Templates that did not load, with file and line (admins).
 #[server(prefix = "/_fn", endpoint = "template-problems")]
 pub async fn list_template_problems() -> Result<Vec<Diagnostic>, ServerFnError> {
+    crate::ssr::authorize("template-problems")?;
     let (service, parts) = service()?;
     Ok(service.template_problems(&parts).await?)
 }

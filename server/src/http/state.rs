@@ -2,7 +2,10 @@
 
 use std::sync::Arc;
 
-use axum::extract::FromRef;
+use axum::{
+    extract::FromRef,
+    http::{Method, request::Parts},
+};
 use leptos::config::LeptosOptions;
 use mirante_frontend::ssr::PortalHandle;
 
@@ -23,7 +26,10 @@ use crate::{
     app::probes::{CheckKind, ProbeBoard},
     app::selfservice::{service::SelfService, worker::Worker},
     config::Config,
-    http::auth::Auth,
+    http::auth::{
+        Auth, Principal,
+        policy::{self, Caller, Decision},
+    },
 };
 
 /// Shared state of the HTTP server. Cheap to clone: every field is a handle.
@@ -54,6 +60,7 @@ impl AppState {
     /// The catalog as the web UI reads it.
     pub fn portal(&self) -> PortalHandle {
         Arc::new(Portal {
+            public_catalog: self.auth.public_catalog,
             catalog: Arc::clone(&self.catalog),
             lint: LintSettings::new(&self.config, self.catalog.source()),
             probes: Arc::clone(&self.probes),
@@ -63,6 +70,8 @@ impl AppState {
 
 /// What the web UI reads on the server: the catalog in force and the lint on it.
 struct Portal {
+    /// Whether anonymous readers see the catalog (`MIRANTE_PUBLIC_CATALOG`).
+    public_catalog: bool,
     catalog: Arc<CatalogStore>,
     lint: LintSettings,
     probes: Arc<ProbeBoard>,
@@ -84,6 +93,19 @@ impl PortalData for Portal {
 
     fn history(&self) -> Result<Arc<CatalogHistory>, NoHistory> {
         self.catalog.history().get()
+    }
+
+    fn may_call(&self, caller: &Parts, path: &str) -> bool {
+        let caller = caller
+            .extensions
+            .get::<Principal>()
+            .map_or(Caller::Anonymous, |p| Caller::User(p.viewer.role));
+        // Every server function answers POST; the table's line for it says who may.
+        policy::decide(
+            policy::access(&Method::POST, path),
+            caller,
+            self.public_catalog,
+        ) == Decision::Allow
     }
 
     fn live_checks(&self) -> LiveChecks {

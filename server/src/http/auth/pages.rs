@@ -152,6 +152,8 @@ pub(crate) const MESSAGE_KEYS: &[&str] = &[
     "auth-msg-unknown-demo-user",
     "auth-msg-bad-csrf",
     "auth-msg-no-such-token",
+    "auth-msg-not-found",
+    "auth-msg-wrong-method",
     "auth-fail-no-attempt",
     "auth-fail-provider-error",
     "auth-fail-no-code",

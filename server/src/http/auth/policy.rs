@@ -3,8 +3,11 @@
 //! request. Rules about one object (which request a user sees, who decides) are the `may_*`
 //! functions of `mirante_domain::access`, asked by the application services.
 //!
-//! A route missing from [`ROUTES`] is treated as [`Access::SignedIn`] (deny by default) and
-//! makes the route-walk test fail, so each new route needs a line here.
+//! A path missing from [`ROUTES`] is answered 404 before it reaches any handler or page (deny
+//! by default), and another spelling of a known path is redirected to its one spelling
+//! ([`route`]); a served route missing here makes the route-walk test fail, so each new route
+//! needs a line. Server functions also run in-process while a page is rendered, where no
+//! middleware sees them: each asks [`access`] with its own path before it answers.
 
 use axum::http::Method;
 use mirante_domain::Role;
@@ -55,6 +58,14 @@ pub enum Methods {
 }
 
 impl Methods {
+    fn list(self) -> &'static [Method] {
+        match self {
+            Methods::Read => &[Method::GET, Method::HEAD],
+            Methods::Post => &[Method::POST],
+            Methods::ReadOrPost => &[Method::GET, Method::HEAD, Method::POST],
+        }
+    }
+
     fn covers(self, method: &Method) -> bool {
         let read = method == Method::GET || method == Method::HEAD;
         match self {
@@ -216,9 +227,80 @@ pub fn lookup(method: &Method, path: &str) -> Option<Access> {
         .map(|(_, _, access)| *access)
 }
 
-/// What `method path` requires; unknown routes (404s) need a session.
+/// What `method path` requires; a path the table does not know needs a session (server
+/// functions ask with their own path, which is always in the table).
 pub fn access(method: &Method, path: &str) -> Access {
     lookup(method, path).unwrap_or(Access::SignedIn)
+}
+
+/// How the server treats a request's path before anyone is asked who is calling.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    /// A route of the table, asked for by its one spelling: it requires this.
+    Known(Access),
+    /// Another spelling of a page or API path (a trailing slash, `//`, `.` or `..`): read it
+    /// at its one spelling, this path.
+    Canonical(String),
+    /// A path of the table, but not with this method: these are the ones it answers.
+    WrongMethod(Vec<Method>),
+    /// No route: answered 404 at once, before any page is rendered or any handler runs.
+    Unknown,
+}
+
+/// Sorts a request into [`Route`]. Only paths of the table, spelled as the table spells them,
+/// reach a handler or the UI's renderer: a variant such as `/findings/` or `/./findings` can
+/// never fall through to a page rendered under a weaker rule.
+pub fn route(method: &Method, path: &str) -> Route {
+    if let Some(canonical) = canonical(path) {
+        let readable = method == Method::GET || method == Method::HEAD;
+        return match lookup(method, &canonical) {
+            Some(_) if readable => Route::Canonical(canonical),
+            _ => Route::Unknown,
+        };
+    }
+    if let Some(access) = lookup(method, path) {
+        return Route::Known(access);
+    }
+    let mut allowed: Vec<Method> = Vec::new();
+    for (methods, pattern, _) in ROUTES {
+        if matches(pattern, path) {
+            for m in methods.list() {
+                if !allowed.contains(m) {
+                    allowed.push(m.clone());
+                }
+            }
+        }
+    }
+    if allowed.is_empty() {
+        Route::Unknown
+    } else {
+        Route::WrongMethod(allowed)
+    }
+}
+
+/// `None` when `path` is already in its one spelling; otherwise that spelling: empty
+/// segments dropped, `.` and `..` resolved (never above the root), no trailing slash.
+fn canonical(path: &str) -> Option<String> {
+    let has_variant = path != "/"
+        && (path.ends_with('/')
+            || path
+                .split('/')
+                .skip(1)
+                .any(|s| s.is_empty() || s == "." || s == ".."));
+    if !has_variant {
+        return None;
+    }
+    let mut segments: Vec<&str> = Vec::new();
+    for s in path.split('/') {
+        match s {
+            "" | "." => {}
+            ".." => {
+                segments.pop();
+            }
+            s => segments.push(s),
+        }
+    }
+    Some(format!("/{}", segments.join("/")))
 }
 
 /// Whether `caller` may use a route that requires `access`.
@@ -290,9 +372,49 @@ mod tests {
     }
 
     #[test]
-    fn unknown_routes_need_a_session() {
-        assert_eq!(access(&Method::GET, "/nowhere"), Access::SignedIn);
-        assert_eq!(access(&Method::DELETE, "/api/v1/items"), Access::SignedIn);
+    fn unknown_paths_and_methods_are_refused_before_anyone_is_asked() {
+        assert_eq!(route(&Method::GET, "/nowhere"), Route::Unknown);
+        assert_eq!(route(&Method::GET, "/Findings"), Route::Unknown);
+        assert_eq!(route(&Method::GET, "/%66indings"), Route::Unknown);
+        assert_eq!(
+            route(&Method::DELETE, "/api/v1/items"),
+            Route::WrongMethod(vec![Method::GET, Method::HEAD])
+        );
+        assert_eq!(
+            route(&Method::TRACE, "/_fn/findings"),
+            Route::WrongMethod(vec![Method::GET, Method::HEAD, Method::POST])
+        );
+    }
+
+    #[test]
+    fn other_spellings_of_a_path_are_sent_to_its_one_spelling() {
+        for variant in [
+            "/findings/",
+            "/./findings",
+            "/findings/.",
+            "//findings",
+            "/catalog/../findings",
+            "/../findings",
+            "/findings//",
+        ] {
+            assert_eq!(
+                route(&Method::GET, variant),
+                Route::Canonical("/findings".to_owned()),
+                "{variant}"
+            );
+        }
+        assert_eq!(
+            route(&Method::GET, "/items/vault/change/"),
+            Route::Canonical("/items/vault/change".to_owned())
+        );
+        // Never a redirect for a form's POST, nor to a path without a route.
+        assert_eq!(route(&Method::POST, "/_fn/approve/"), Route::Unknown);
+        assert_eq!(route(&Method::GET, "/nowhere/"), Route::Unknown);
+        assert_eq!(route(&Method::GET, "/"), Route::Known(Access::Catalog));
+        assert_eq!(
+            route(&Method::GET, "/findings"),
+            Route::Known(Access::Admin)
+        );
     }
 
     #[test]
@@ -312,6 +434,41 @@ mod tests {
         );
         assert!(signed_by_sender("/api/v1/forge/webhook"));
         assert!(!signed_by_sender("/api/v1/requests"));
+    }
+
+    /// Server functions also run in-process while a page renders, where the middleware does
+    /// not see them: each one's body asks the policy with its own path first.
+    #[test]
+    fn every_server_function_asks_the_policy_before_it_answers() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../frontend/src");
+        let mut sources = String::new();
+        let mut dirs = vec![std::path::PathBuf::from(root)];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    sources.push_str(&std::fs::read_to_string(path).unwrap());
+                }
+            }
+        }
+        let mut functions = 0;
+        let mut silent = Vec::new();
+        for (path, _) in leptos::server_fn::axum::server_fn_paths() {
+            let endpoint = path
+                .strip_prefix("/_fn/")
+                .expect("server functions live under /_fn");
+            functions += 1;
+            if !sources.contains(&format!("crate::ssr::authorize(\"{endpoint}\")?")) {
+                silent.push(path);
+            }
+        }
+        assert!(functions > 20, "{functions}");
+        assert!(
+            silent.is_empty(),
+            "server functions that do not ask: {silent:?}"
+        );
     }
 
     /// Every route the server serves has a line in the table: the OpenAPI paths, the web UI's
