@@ -298,6 +298,7 @@ pub fn app(
     middleware::apply(
         routes,
         Duration::from_secs(state.config.request_timeout_secs),
+        state.auth.public_url.starts_with("https://"),
     )
     .layer(axum::middleware::from_fn(metrics::track))
 }

@@ -17,6 +17,73 @@ on_both_databases! {
         assert!(!headers["x-request-id"].is_empty());
     }
 
+    async fn a_page_runs_only_the_inline_scripts_that_carry_its_nonce(backend: Backend) {
+        let app = spawn_app(backend).await;
+        let researcher = app.dev_browser("rui").await;
+
+        let page = researcher.get(format!("{}/catalog", app.address)).send().await.unwrap();
+        let page_csp = page.headers()["content-security-policy"].to_str().unwrap().to_owned();
+        let html = page.text().await.unwrap();
+        let api = researcher.get(format!("{}/api/v1/sites", app.address)).send().await.unwrap();
+        let api_csp = api.headers()["content-security-policy"].to_str().unwrap().to_owned();
+        let again = researcher.get(format!("{}/catalog", app.address)).send().await.unwrap();
+        let again_csp = again.headers()["content-security-policy"].to_str().unwrap().to_owned();
+
+        let script_src = |csp: &str| {
+            csp.split(';').map(str::trim).find(|d| d.starts_with("script-src")).unwrap().to_owned()
+        };
+        let nonce = script_src(&page_csp)
+            .split_whitespace()
+            .find_map(|s| s.strip_prefix("'nonce-")?.strip_suffix('\''))
+            .map(str::to_owned)
+            .unwrap_or_else(|| panic!("no nonce in {page_csp}"));
+        let scripts: Vec<&str> = html.match_indices("<script").map(|(i, _)| &html[i..i + html[i..].find('>').unwrap()]).collect();
+        assert!(!scripts.is_empty(), "the page hydrates from inline scripts");
+        for script in &scripts {
+            assert!(script.contains(&format!("nonce=\"{nonce}\"")), "{script}");
+        }
+        for csp in [&page_csp, &api_csp] {
+            assert!(!script_src(csp).contains("unsafe-inline"), "{csp}");
+            assert!(csp.contains("frame-ancestors 'none'"), "{csp}");
+            assert!(csp.contains("object-src 'none'"), "{csp}");
+        }
+        assert!(!api_csp.contains("nonce-"), "{api_csp}");
+        assert_ne!(script_src(&page_csp), script_src(&again_csp), "a fresh nonce per page");
+    }
+
+    async fn what_a_signed_in_person_is_shown_is_never_stored(backend: Backend) {
+        let app = spawn_app(backend).await;
+        let researcher = app.dev_browser("rui").await;
+
+        let store = |path: &'static str, client: reqwest::Client| {
+            let url = format!("{}{path}", app.address);
+            async move {
+                let response = client.get(url).send().await.unwrap();
+                response.headers().get("cache-control").map(|v| v.to_str().unwrap().to_owned())
+            }
+        };
+
+        assert_eq!(store("/catalog", researcher.clone()).await.as_deref(), Some("no-store"));
+        assert_eq!(store("/api/v1/requests", researcher.clone()).await.as_deref(), Some("no-store"));
+        assert_eq!(store("/api/v1/items/vault", researcher.clone()).await.as_deref(), Some("no-store"));
+        assert_eq!(store("/healthz", researcher.clone()).await, None, "public routes keep their own");
+        assert_ne!(store("/pkg/mirante.css", researcher).await.as_deref(), Some("no-store"));
+    }
+
+    async fn an_https_portal_tells_browsers_to_keep_to_https(backend: Backend) {
+        let plain = spawn_app(backend).await;
+        let https = spawn_configured(backend, CatalogSetup::Small, |config, _| {
+            config.public_url = Some("https://portal.example".to_owned());
+        })
+        .await;
+
+        let over_https = https.get("/healthz").await;
+        let over_http = plain.get("/healthz").await;
+
+        assert_eq!(over_https.headers()["strict-transport-security"], "max-age=63072000");
+        assert!(over_http.headers().get("strict-transport-security").is_none());
+    }
+
     async fn a_request_id_sent_by_the_client_is_kept(backend: Backend) {
         let app = spawn_app(backend).await;
 

@@ -167,3 +167,34 @@ test('without a session a page leads to the development sign-in; the admin sees 
     await own.close();
   }
 });
+
+test('a script planted in a page does not run: the policy allows only the scripts carrying its nonce', async () => {
+  const page = await browser.context.newPage();
+  const violations = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error' && /Content Security Policy/i.test(m.text())) violations.push(m.text());
+  });
+  await page.goto(`${portal.url}/catalog`, { waitUntil: 'load' });
+  await waitForHydration(page);
+  assert.deepEqual(violations, [], 'the page\'s own scripts are allowed');
+
+  // What a catalog file or a form value could smuggle in, if any rendering let it through:
+  // an inline script element and a javascript: link, added as the page's own markup.
+  await page.evaluate(() => {
+    window.__planted = 0;
+    const script = document.createElement('script');
+    script.textContent = 'window.__planted += 1;';
+    document.body.append(script);
+    const link = document.createElement('a');
+    link.id = 'planted-link';
+    link.href = 'javascript:window.__planted += 10';
+    link.textContent = 'planted';
+    document.body.append(link);
+  });
+  await page.locator('#planted-link').click();
+  await page.waitForTimeout(200);
+
+  assert.equal(await page.evaluate(() => window.__planted), 0);
+  assert.ok(violations.length >= 2, `each planted script is refused and reported: ${violations}`);
+  await page.close();
+});

@@ -13,11 +13,18 @@
 //! ## Content Security Policy
 //! The UI is Leptos with server-side rendering and hydration. Hydration loads a wasm module
 //! (`script-src 'self'` plus `'wasm-unsafe-eval'` to compile it) from a small inline
-//! `<script type="module">` that Leptos writes into every page, so `script-src` also carries
-//! `'unsafe-inline'`. A per-request nonce would let us drop it, but the UI would have to put
-//! the nonce on every script it renders; until it does, `'unsafe-inline'` is the price of
-//! hydration. Everything else is locked to our own origin, nothing may frame the portal, and
-//! forms post only to it. Responses that set their own CSP keep it (`if_not_present`).
+//! `<script type="module">` that Leptos writes into every page, with the resources' data in
+//! inline scripts beside it. Leptos puts a fresh nonce on each of those scripts, and the UI's
+//! pages answer with [`csp_with_nonce`], which allows that nonce and no other inline script:
+//! a `javascript:` link or an injected `<script>` never runs. Every other response gets
+//! [`CONTENT_SECURITY_POLICY`], which allows no inline script at all. Styles keep
+//! `'unsafe-inline'` (the graph and the bars set `style` attributes). Everything else is
+//! locked to our own origin, nothing may frame the portal, and forms post only to it.
+//! Responses that set their own CSP keep it (`if_not_present`).
+//!
+//! ## Transport
+//! With an `https` public URL every response carries `Strict-Transport-Security` for two
+//! years (not `includeSubDomains`: the portal does not speak for its neighbours' names).
 
 use std::{
     path::PathBuf,
@@ -48,9 +55,9 @@ use tower_http::{
     trace::TraceLayer,
 };
 
-/// The policy described in the module documentation.
+/// The policy of every response that is not a UI page: no inline script at all.
 pub(crate) const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; \
-     script-src 'self' 'unsafe-inline' 'wasm-unsafe-eval'; \
+     script-src 'self' 'wasm-unsafe-eval'; \
      style-src 'self' 'unsafe-inline'; \
      img-src 'self' data:; \
      font-src 'self'; \
@@ -60,6 +67,19 @@ pub(crate) const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; \
      frame-ancestors 'none'; \
      form-action 'self'";
 
+/// The policy of a UI page whose inline scripts carry `nonce`: the same, with that nonce
+/// allowed.
+pub(crate) fn csp_with_nonce(nonce: &str) -> String {
+    CONTENT_SECURITY_POLICY.replacen(
+        "script-src 'self'",
+        &format!("script-src 'self' 'nonce-{nonce}'"),
+        1,
+    )
+}
+
+/// `Strict-Transport-Security` for an https public URL.
+const HSTS: &str = "max-age=63072000";
+
 /// Smallest response body that is compressed, in bytes.
 pub(crate) const COMPRESS_MIN_BYTES: u16 = 1024;
 
@@ -67,7 +87,7 @@ pub(crate) const COMPRESS_MIN_BYTES: u16 = 1024;
 static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// Wraps the whole application in the common layers.
-pub(crate) fn apply(router: Router, request_timeout: Duration) -> Router {
+pub(crate) fn apply(router: Router, request_timeout: Duration, https: bool) -> Router {
     let layers = ServiceBuilder::new()
         .layer(SetRequestIdLayer::new(
             REQUEST_ID.clone(),
@@ -114,7 +134,13 @@ pub(crate) fn apply(router: Router, request_timeout: Duration) -> Router {
         .layer(SetResponseHeaderLayer::if_not_present(
             header::CONTENT_SECURITY_POLICY,
             HeaderValue::from_static(CONTENT_SECURITY_POLICY),
-        ));
+        ))
+        .option_layer(https.then(|| {
+            SetResponseHeaderLayer::if_not_present(
+                header::STRICT_TRANSPORT_SECURITY,
+                HeaderValue::from_static(HSTS),
+            )
+        }));
     router.layer(layers)
 }
 
@@ -202,7 +228,7 @@ mod tests {
             .site_root(root.path().to_str().unwrap())
             .site_pkg_dir("pkg")
             .build();
-        let router = apply(static_files(&options), Duration::from_secs(5));
+        let router = apply(static_files(&options), Duration::from_secs(5), false);
         (root, router)
     }
 

@@ -2,14 +2,20 @@
 
 use std::sync::{Arc, OnceLock};
 
+use axum::http::{HeaderValue, header};
 use axum::{body::Body, extract::State, http::Request, response::IntoResponse, routing::post};
-use leptos::prelude::provide_context;
+use leptos::{
+    config::LeptosOptions,
+    nonce::use_nonce,
+    prelude::{IntoView, provide_context, use_context},
+};
 use leptos_axum::{
-    AxumRouteListing, LeptosRoutes, generate_route_list, handle_server_fns_with_context,
+    AxumRouteListing, LeptosRoutes, ResponseOptions, generate_route_list,
+    handle_server_fns_with_context,
 };
 use mirante_frontend::{App, shell, ssr::SelfServiceHandle};
 
-use crate::{http::state::AppState, http::ui::UiSelfService};
+use crate::{http::middleware::csp_with_nonce, http::state::AppState, http::ui::UiSelfService};
 
 /// Where the UI's server functions are mounted; matches `prefix` in `frontend/src/api.rs`.
 const SERVER_FN_PATH: &str = "/_fn/{*fn_name}";
@@ -25,13 +31,25 @@ pub(crate) fn router(state: &AppState) -> axum::Router<AppState> {
             post(server_fn_handler).get(server_fn_handler),
         )
         .leptos_routes_with_context(state, routes, context.clone(), move || {
-            shell(options.clone())
+            page(options.clone())
         })
-        // Unknown paths render the UI's "not found" page with a 404 status.
+        // Paths of the access table that no page matches (the policy answers every other
+        // path itself) render the UI's "not found" page with a 404 status.
         .fallback(leptos_axum::file_and_error_handler_with_context::<
             AppState,
             _,
-        >(context, shell))
+        >(context, page))
+}
+
+/// The page shell, answered with a Content Security Policy that allows exactly the inline
+/// scripts Leptos writes for this response: they carry its nonce.
+fn page(options: LeptosOptions) -> impl IntoView {
+    if let (Some(nonce), Some(response)) = (use_nonce(), use_context::<ResponseOptions>())
+        && let Ok(csp) = HeaderValue::from_str(&csp_with_nonce(&nonce))
+    {
+        response.insert_header(header::CONTENT_SECURITY_POLICY, csp);
+    }
+    shell(options)
 }
 
 /// The UI's pages, walked from the app once per process.

@@ -38,7 +38,7 @@ use tower_sessions::{
 use self::{
     origin::same_origin,
     pages::PageLang,
-    policy::{Caller, Decision, Route},
+    policy::{Access, Caller, Decision, Route},
 };
 use crate::{
     adapters::db::{Db, NewAuditEntry, NewUser},
@@ -464,11 +464,22 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
         };
     }
 
+    let signed_in = principal.is_some();
     if let Some(p) = principal {
         req.extensions_mut().insert(p.viewer.clone());
         req.extensions_mut().insert(p);
     }
-    next.run(req).await
+    let mut response = next.run(req).await;
+    // What a signed-in person was shown is theirs: no shared cache keeps it, and the browser
+    // does not show it again from its cache after sign-out. Public routes (the hydration
+    // bundle, the probes) keep their own caching.
+    if signed_in && access != Access::Public {
+        response
+            .headers_mut()
+            .entry(header::CACHE_CONTROL)
+            .or_insert(HeaderValue::from_static("no-store"));
+    }
+    response
 }
 
 fn path_and_query(req: &Request) -> String {

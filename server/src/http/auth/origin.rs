@@ -34,7 +34,11 @@ impl PublicHost {
         PublicHost {
             host,
             port: public_url.port_or_known_default().unwrap_or(80),
-            default_port: if public_url.scheme() == "https" { 443 } else { 80 },
+            default_port: if public_url.scheme() == "https" {
+                443
+            } else {
+                80
+            },
         }
     }
 
