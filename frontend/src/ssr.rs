@@ -53,6 +53,7 @@ pub fn authorize(endpoint: &str) -> Result<(), leptos::prelude::ServerFnError> {
     if portal.may_call(&caller, &format!("/_fn/{endpoint}")) {
         Ok(())
     } else {
+        crate::api::selfservice::refuse_with(http::StatusCode::FORBIDDEN);
         Err(ServerFnError::new(format!(
             "not allowed: /_fn/{endpoint} is not open to this viewer"
         )))

@@ -836,6 +836,39 @@ on_both_databases! {
         assert_eq!(loopback.status, 200);
     }
 
+    async fn a_server_function_answers_a_clients_mistake_with_a_client_error(backend: Backend) {
+        let app = spawn_app(backend).await;
+        let admin = app.dev_browser("ada").await;
+        let call = |path: &'static str, body: Vec<u8>, json: bool| {
+            let request = admin.post(format!("{}{path}", app.address)).body(body);
+            let request = if json {
+                request.header("content-type", "application/json")
+            } else {
+                request.header("content-type", "application/x-www-form-urlencoded")
+            };
+            async move { request.send().await.unwrap().status().as_u16() }
+        };
+
+        let not_json = call("/_fn/items", b"garbage".to_vec(), true).await;
+        let wrong_type = call("/_fn/items", br#"{"query":5}"#.to_vec(), true).await;
+        let bad_number = call("/_fn/request", b"id=abc".to_vec(), false).await;
+        let stale_form = call("/_fn/merge", b"id=1&csrf_token=stale".to_vec(), false).await;
+        let huge = call("/_fn/preview", vec![b'a'; 3 * 1024 * 1024], false).await;
+        let huge_api = admin
+            .post(format!("{}/api/v1/requests/preview", app.address))
+            .header("content-type", "application/json")
+            .body(vec![b' '; 3 * 1024 * 1024])
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16();
+
+        assert_eq!((not_json, wrong_type, bad_number), (400, 400, 400));
+        assert_eq!(stale_form, 403);
+        assert_eq!((huge, huge_api), (413, 413));
+    }
+
     async fn a_method_a_route_does_not_take_is_answered_405_with_the_methods_it_does(backend: Backend) {
         let app = spawn_app(backend).await;
 

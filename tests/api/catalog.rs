@@ -36,6 +36,20 @@ on_both_databases! {
         assert!(body["loaded_at"].as_str().is_some());
     }
 
+    async fn where_the_catalog_lies_on_the_servers_disk_is_shown_to_admins_only(backend: Backend) {
+        let app = spawn_app(backend).await;
+        let researcher = app.dev_browser("rui").await;
+        let admin = app.dev_browser("ada").await;
+
+        let as_researcher = app.get_json_as(&researcher, "/api/v1/catalog", 200).await;
+        let as_admin = app.get_json_as(&admin, "/api/v1/catalog", 200).await;
+
+        let shown = as_researcher["source"]["path"].as_str().unwrap();
+        let full = as_admin["source"]["path"].as_str().unwrap();
+        assert!(!shown.is_empty() && !shown.contains('/'), "{shown}");
+        assert!(full.starts_with('/') && full.ends_with(shown), "{full}");
+    }
+
     async fn starting_records_the_catalog_snapshot_and_an_audit_entry(backend: Backend) {
         let app = spawn_app(backend).await;
         let status = app.get_json("/api/v1/catalog", 200).await;

@@ -349,12 +349,29 @@ pub(crate) fn csrf(parts: &http::request::Parts) -> String {
 #[cfg(feature = "ssr")]
 pub(crate) fn check_csrf(parts: &http::request::Parts, token: &str) -> Result<(), ServerFnError> {
     let viewer = parts.extensions.get::<mirante_domain::Viewer>();
-    if viewer.is_some_and(|v| !v.csrf_token.is_empty() && v.csrf_token == token) {
+    let same = |a: &str| {
+        !a.is_empty()
+            && bool::from(subtle::ConstantTimeEq::ct_eq(
+                a.as_bytes(),
+                token.as_bytes(),
+            ))
+    };
+    if viewer.is_some_and(|v| same(&v.csrf_token)) {
         Ok(())
     } else {
+        refuse_with(http::StatusCode::FORBIDDEN);
         Err(ServerFnError::new(
             "this form has expired or was not sent from your session; reload the page",
         ))
+    }
+}
+
+/// Sets the status of the answer, page or server function alike: a refusal is a client's
+/// error whichever way it was asked.
+#[cfg(feature = "ssr")]
+pub(crate) fn refuse_with(status: http::StatusCode) {
+    if let Some(resp) = use_context::<leptos_axum::ResponseOptions>() {
+        resp.set_status(status);
     }
 }
 

@@ -37,6 +37,21 @@ pub enum CatalogSource {
 }
 
 impl CatalogSource {
+    /// The same source with each directory on the server's disk cut to its last component
+    /// (`/srv/devops` → `devops`), for readers who are not admins.
+    pub fn without_server_paths(&self) -> Self {
+        let name = |p: &Path| PathBuf::from(p.file_name().unwrap_or_default());
+        match self {
+            CatalogSource::Embedded => CatalogSource::Embedded,
+            CatalogSource::Dir { path } => CatalogSource::Dir { path: name(path) },
+            CatalogSource::Git { repo, branch, dir } => CatalogSource::Git {
+                repo: name(repo),
+                branch: branch.clone(),
+                dir: dir.clone(),
+            },
+        }
+    }
+
     /// A directory source; the path is made absolute so that logs and the database say
     /// unambiguously which directory was read.
     pub fn dir(path: &Path) -> Self {

@@ -22,6 +22,9 @@ pub enum ApiError {
     /// The thing asked for does not exist.
     #[error("{0}")]
     NotFound(String),
+    /// The body is larger than the server reads.
+    #[error("{0}")]
+    TooLarge(String),
     /// The caller may not do this.
     #[error("{0}")]
     Forbidden(String),
@@ -56,6 +59,7 @@ impl ApiError {
         match self {
             ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             ApiError::Conflict(_) => StatusCode::CONFLICT,

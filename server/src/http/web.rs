@@ -3,7 +3,14 @@
 use std::sync::{Arc, OnceLock};
 
 use axum::http::{HeaderValue, header};
-use axum::{body::Body, extract::State, http::Request, response::IntoResponse, routing::post};
+use axum::{
+    body::Body,
+    extract::State,
+    http::{Request, StatusCode},
+    middleware::Next,
+    response::{IntoResponse, Response},
+    routing::post,
+};
 use leptos::{
     config::LeptosOptions,
     nonce::use_nonce,
@@ -39,6 +46,7 @@ pub(crate) fn router(state: &AppState) -> axum::Router<AppState> {
             AppState,
             _,
         >(context, page))
+        .layer(axum::middleware::from_fn(server_fn_status))
 }
 
 /// The page shell, answered with a Content Security Policy that allows exactly the inline
@@ -80,4 +88,45 @@ fn context(state: &AppState) -> impl Fn() + Clone + Send + Sync + 'static + use<
 /// Runs a server function with the catalog and self-service in its context.
 async fn server_fn_handler(State(state): State<AppState>, req: Request<Body>) -> impl IntoResponse {
     handle_server_fns_with_context(context(&state), req).await
+}
+
+/// Gives server functions' answers a client error status where the client erred (see
+/// [`client_error_status`]); wraps every route of the UI (Leptos routes each server function
+/// by its own path as well as through [`server_fn_handler`]).
+async fn server_fn_status(req: Request<Body>, next: Next) -> Response {
+    let server_fn = req.uri().path().starts_with("/_fn/");
+    let response = next.run(req).await;
+    if server_fn {
+        client_error_status(response).await
+    } else {
+        response
+    }
+}
+
+/// The largest error body read to tell a client's mistake from the server's.
+const ERROR_BODY_LIMIT: usize = 64 * 1024;
+
+/// Leptos answers 500 for arguments it cannot read, before the function runs: those are the
+/// client's mistake, so they answer 400, or 413 for a body over the limit. The function's
+/// own refusals set their status themselves (403 for a stale form, …).
+async fn client_error_status(response: Response) -> Response {
+    if response.status() != StatusCode::INTERNAL_SERVER_ERROR {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, ERROR_BODY_LIMIT).await else {
+        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let client = ["Args|", "Deserialization|", "MissingArg|"]
+        .iter()
+        .any(|p| text.starts_with(p));
+    if client {
+        parts.status = if text.contains("length limit exceeded") {
+            StatusCode::PAYLOAD_TOO_LARGE
+        } else {
+            StatusCode::BAD_REQUEST
+        };
+    }
+    Response::from_parts(parts, Body::from(bytes))
 }

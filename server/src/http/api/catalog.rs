@@ -60,15 +60,21 @@ pub(crate) struct LastError {
 }
 
 impl CatalogStatus {
-    /// The status of a store now.
-    pub(crate) fn of(store: &CatalogStore) -> Self {
+    /// The status of a store now, as `viewer` may read it: where on the server's disk the
+    /// catalog lies is for admins; others read the folder's name alone.
+    pub(crate) fn of(store: &CatalogStore, admin: bool) -> Self {
         let current = store.current();
+        let source = if admin {
+            store.source().clone()
+        } else {
+            store.source().without_server_paths()
+        };
         CatalogStatus {
             hash: current.snapshot.hash.clone(),
             revision: current.snapshot.revision.clone(),
             loaded_at: current.loaded_at,
             item_count: current.snapshot.catalog().items.len(),
-            source: store.source().clone(),
+            source,
             last_error: store.last_error().map(|e| LastError {
                 at: e.at,
                 trigger: e.trigger,
@@ -90,10 +96,12 @@ impl CatalogStatus {
 )]
 pub(crate) async fn status(
     State(catalog): State<Arc<CatalogStore>>,
+    principal: Option<Extension<Principal>>,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<CatalogStatus>, ApiError> {
     Params::parse(raw.as_deref(), &[])?;
-    Ok(Json(CatalogStatus::of(&catalog)))
+    let admin = principal.is_some_and(|p| p.viewer.role == mirante_domain::Role::Admin);
+    Ok(Json(CatalogStatus::of(&catalog, admin)))
 }
 
 /// Whether a reload changed the catalog.
@@ -152,6 +160,6 @@ pub(crate) async fn reload(
     Ok(Json(ReloadResponse {
         outcome,
         previous_hash,
-        catalog: CatalogStatus::of(&catalog),
+        catalog: CatalogStatus::of(&catalog, true),
     }))
 }

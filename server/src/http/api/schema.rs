@@ -514,12 +514,13 @@ pub(crate) enum CatalogSource {
     Embedded,
     /// A directory of YAML files.
     Dir {
-        /// The directory.
+        /// The directory: its whole path for admins, its last component for everyone else.
         path: String,
     },
     /// A folder of a branch of a git repository (the local monorepo).
     Git {
-        /// The repository's directory.
+        /// The repository's directory: its whole path for admins, its last component for
+        /// everyone else.
         repo: String,
         /// The branch.
         branch: String,

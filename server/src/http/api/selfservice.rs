@@ -67,10 +67,16 @@ impl From<ServiceError> for ApiError {
     }
 }
 
-/// A JSON body, with a JSON error (400/415/422) when it is not one.
+/// A JSON body, with a JSON error (400, or 413 when it is too large) when it is not one.
 fn body<T>(json: Result<Json<T>, JsonRejection>) -> Result<T, ApiError> {
-    json.map(|Json(v)| v)
-        .map_err(|r| ApiError::BadRequest(format!("invalid JSON body: {}", r.body_text())))
+    json.map(|Json(v)| v).map_err(|r| {
+        let message = format!("invalid JSON body: {}", r.body_text());
+        if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::TooLarge(message)
+        } else {
+            ApiError::BadRequest(message)
+        }
+    })
 }
 
 /// An optional JSON body: empty means the defaults.
