@@ -108,6 +108,17 @@ pub fn may_decide_request(viewer: &Viewer) -> bool {
     viewer.role == Role::Admin
 }
 
+/// The four-eyes rule: whether the user `user_id` may approve or merge a request made by
+/// `author_user_id`. Someone else's, always; their own only where the deployment allows
+/// self-approval. Rejecting one's own request is always allowed: it hands out nothing.
+pub fn four_eyes_allow(user_id: i64, author_user_id: i64, self_approval: bool) -> bool {
+    self_approval || user_id != author_user_id
+}
+
+/// Why [`four_eyes_allow`] refused, for the refusal's message.
+pub const FOUR_EYES_REFUSAL: &str = "you made this request: another admin approves and merges it \
+     (MIRANTE_ALLOW_SELF_APPROVAL=true lets admins approve their own)";
+
 /// Whether `viewer` may merge a request's pull request from the portal (local forge).
 pub fn may_merge_request(viewer: &Viewer) -> bool {
     viewer.role == Role::Admin
@@ -127,6 +138,13 @@ pub fn may_see_template_problems(role: Role) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_admin_approves_only_others_requests_unless_self_approval_is_allowed() {
+        assert!(four_eyes_allow(1, 2, false));
+        assert!(!four_eyes_allow(1, 1, false));
+        assert!(four_eyes_allow(1, 1, true));
+    }
 
     fn viewer(role: Role, groups: &[&str]) -> Viewer {
         Viewer {

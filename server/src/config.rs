@@ -36,6 +36,7 @@
 //! | `probe_interval_secs`   | `MIRANTE_PROBE_INTERVAL_SECS`  | `300` (`0` turns live checks off)    |
 //! | `probe_timeout_secs`    | `MIRANTE_PROBE_TIMEOUT_SECS`   | `10`                                 |
 //! | `probe_concurrency`     | `MIRANTE_PROBE_CONCURRENCY`    | `8`                                  |
+//! | `allow_self_approval`   | `MIRANTE_ALLOW_SELF_APPROVAL`  | unset: `false` with an OpenID provider (an admin neither approves nor merges their own request: another admin does), `true` with the development sign-in (its one demo admin) |
 //! | `probe_allow`           | `MIRANTE_PROBE_ALLOW`          | empty: probes never reach loopback, link-local (cloud metadata) or unspecified addresses; comma-separated host names, addresses and networks (`localhost,169.254.0.0/16`) they may reach |
 //! | `argocd_url`            | `MIRANTE_ARGOCD_URL`           | unset: Argo CD evidence is not read and merged resources are not followed past the merge |
 //! | `argocd_token`          | `MIRANTE_ARGOCD_TOKEN`         | required with `argocd_url` (secret)  |
@@ -105,6 +106,7 @@ const ENV_KEYS: &[&str] = &[
     "probe_timeout_secs",
     "probe_concurrency",
     "probe_allow",
+    "allow_self_approval",
     "argocd_url",
     "argocd_token",
     "argocd_poll_secs",
@@ -238,6 +240,10 @@ pub struct Config {
     /// `probes::guard`).
     #[serde(default)]
     pub probe_allow: String,
+    /// Whether an admin may approve and merge their own requests; unset, only with the
+    /// development sign-in (see [`Config::self_approval`]).
+    #[serde(default)]
+    pub allow_self_approval: Option<bool>,
     /// Argo CD's address (`https://argocd.example.org`); Argo CD evidence is not read when unset.
     #[serde(default)]
     pub argocd_url: Option<String>,
@@ -379,6 +385,7 @@ impl Default for Config {
             probe_timeout_secs: default_probe_timeout_secs(),
             probe_concurrency: default_probe_concurrency(),
             probe_allow: String::new(),
+            allow_self_approval: None,
             argocd_url: None,
             argocd_token: None,
             argocd_poll_secs: default_argocd_poll_secs(),
@@ -567,6 +574,14 @@ impl Config {
             .filter(|g| !g.is_empty())
             .map(str::to_owned)
             .collect()
+    }
+
+    /// Whether an admin may approve and merge their own requests. The four-eyes rule holds
+    /// unless `MIRANTE_ALLOW_SELF_APPROVAL=true`, except with the development sign-in, where
+    /// anyone may be the one demo admin and the rule would only stop the demo.
+    pub fn self_approval(&self) -> bool {
+        self.allow_self_approval
+            .unwrap_or(self.oidc_issuer.is_none())
     }
 
     /// The address people reach the portal at.
@@ -759,6 +774,7 @@ impl fmt::Debug for Config {
             .field("probe_timeout_secs", &self.probe_timeout_secs)
             .field("probe_concurrency", &self.probe_concurrency)
             .field("probe_allow", &self.probe_allow)
+            .field("allow_self_approval", &self.allow_self_approval)
             .field("argocd_url", &self.argocd_url)
             .field(
                 "argocd_token",
@@ -812,6 +828,22 @@ mod tests {
     use figment::providers::Serialized;
 
     use super::*;
+
+    #[test]
+    fn four_eyes_hold_with_a_provider_and_not_with_the_development_sign_in() {
+        let dev = Config::default();
+        let oidc = Config {
+            oidc_issuer: Some("https://auth.example/application/o/mirante/".to_owned()),
+            ..Config::default()
+        };
+        let allowed = Config {
+            allow_self_approval: Some(true),
+            ..oidc.clone()
+        };
+        assert!(dev.self_approval());
+        assert!(!oidc.self_approval());
+        assert!(allowed.self_approval());
+    }
 
     #[test]
     fn defaults_are_loopback_port_3000_and_sqlite_in_data() {

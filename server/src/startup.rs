@@ -129,7 +129,9 @@ impl Application {
             templates,
             Arc::clone(&worker),
         );
-        selfservice = selfservice.with_catalog_folder(config.catalog_folder().to_owned());
+        selfservice = selfservice
+            .with_catalog_folder(config.catalog_folder().to_owned())
+            .with_self_approval(config.self_approval());
         let folder = config.monorepo_templates.trim_end_matches('/');
         if !folder.is_empty() {
             selfservice = selfservice.with_monorepo_templates(folder.to_owned());

@@ -363,6 +363,54 @@ on_both_databases! {
         assert_eq!(still["can_decide"], false);
     }
 
+    async fn an_admin_neither_approves_nor_merges_their_own_request_while_four_eyes_hold(backend: Backend) {
+        let app = spawn_configured(backend, CatalogSetup::Embedded, |config, _| {
+            config.allow_self_approval = Some(false);
+        })
+        .await;
+        let ada = app.dev_browser("ada").await;
+        let id = app.post_json(&ada, "/api/v1/requests", &workspace(), 201).await["id"]
+            .as_i64()
+            .unwrap();
+
+        let own = app.get_json_as(&ada, &format!("/api/v1/requests/{id}"), 200).await;
+        let own_approval = app
+            .post_json(&ada, &format!("/api/v1/requests/{id}/approve"), &json!({}), 403)
+            .await;
+        let seen_by_other = app.get_json_as(&app.client, &format!("/api/v1/requests/{id}"), 200).await;
+        app.post_json(&app.client, &format!("/api/v1/requests/{id}/approve"), &json!({"comment": "fine"}), 200)
+            .await;
+        let proposed = wait_for_state(&app, &ada, id, "proposed").await;
+        let own_merge = app
+            .post_json(&ada, &format!("/api/v1/requests/{id}/merge"), &json!({}), 403)
+            .await;
+        let merged = app
+            .post_json(&app.client, &format!("/api/v1/requests/{id}/merge"), &json!({}), 200)
+            .await;
+
+        assert_eq!((own["can_decide"].clone(), own["another_admin_decides"].clone()), (json!(false), json!(true)));
+        assert!(own_approval["error"].as_str().unwrap().contains("another admin"), "{own_approval}");
+        assert_eq!((seen_by_other["can_decide"].clone(), seen_by_other["another_admin_decides"].clone()), (json!(true), json!(false)));
+        assert_eq!((proposed["can_merge"].clone(), proposed["another_admin_decides"].clone()), (json!(false), json!(true)));
+        assert!(own_merge["error"].as_str().unwrap().contains("another admin"), "{own_merge}");
+        assert_eq!(merged["state"], "merged");
+    }
+
+    async fn with_the_development_sign_in_the_one_demo_admin_approves_their_own_request(backend: Backend) {
+        let app = spawn_app_with(backend, CatalogSetup::Embedded).await;
+        let ada = app.dev_browser("ada").await;
+        let id = app.post_json(&ada, "/api/v1/requests", &workspace(), 201).await["id"]
+            .as_i64()
+            .unwrap();
+
+        let approved = app
+            .post_json(&ada, &format!("/api/v1/requests/{id}/approve"), &json!({}), 200)
+            .await;
+
+        assert_eq!(approved["state"], "approved");
+        assert_eq!(approved["another_admin_decides"], false);
+    }
+
     async fn a_rejection_needs_a_comment_and_ends_the_request(backend: Backend) {
         let app = spawn_app_with(backend, CatalogSetup::Embedded).await;
         let rui = app.dev_browser("rui").await;

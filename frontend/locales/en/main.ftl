@@ -353,6 +353,7 @@ req-col-created = Created
 req-page-title = Request #{ $id }
 req-last-error = Last error:
 req-decide = Decision
+req-four-eyes = You made this request: another admin approves and merges it.
 req-comment-optional = Comment (optional)
 req-overcommit-reason = Overcommit reason (only to approve more GPUs than the cluster has free)
 req-overcommitted = Overcommitted:

@@ -353,6 +353,7 @@ req-col-created = Criado
 req-page-title = Pedido #{ $id }
 req-last-error = Último erro:
 req-decide = Decisão
+req-four-eyes = Você fez este pedido: outra pessoa administradora o aprova e faz o merge.
 req-comment-optional = Comentário (opcional)
 req-overcommit-reason = Motivo para exceder a capacidade (só para aprovar mais GPUs do que o cluster tem livres)
 req-overcommitted = Capacidade excedida:

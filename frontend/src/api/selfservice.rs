@@ -194,6 +194,10 @@ pub struct RequestView {
     pub can_decide: bool,
     /// Whether the viewer may merge it now.
     pub can_merge: bool,
+    /// Whether the viewer, an admin, made it themselves, so that another admin decides or
+    /// merges it (the four-eyes rule).
+    #[serde(default)]
+    pub another_admin_decides: bool,
     /// The session's token for the admin's forms (filled in by the server function).
     #[serde(default)]
     pub csrf_token: String,

@@ -268,6 +268,12 @@ fn RequestBody(
                     </div>
                 }
             })}
+        {r.another_admin_decides
+            .then(|| {
+                view! {
+                    <p class="callout four-eyes">{i18n.tr("req-four-eyes")}</p>
+                }
+            })}
         {r.can_decide
             .then(|| {
                 let csrf2 = csrf.clone();

@@ -395,6 +395,7 @@ impl SelfServiceData for UiSelfService {
                 .collect(),
             can_decide: d.can_decide,
             can_merge: d.can_merge,
+            another_admin_decides: d.another_admin_decides,
             csrf_token: String::new(),
         })
     }

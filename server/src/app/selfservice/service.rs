@@ -106,6 +106,8 @@ pub struct SelfService {
     catalog_folder: String,
     /// Follows merged resources in Argo CD, when it is configured.
     follower: Option<Arc<Follower>>,
+    /// Whether an admin may approve and merge their own requests (the four-eyes rule off).
+    self_approval: bool,
 }
 
 /// The most files the monorepo's catalog folder may hold when a hosted forge reads it.
@@ -140,7 +142,14 @@ impl SelfService {
             base_branch,
             catalog_folder: "catalog".to_owned(),
             follower: None,
+            self_approval: false,
         }
+    }
+
+    /// Lets admins approve and merge their own requests (`MIRANTE_ALLOW_SELF_APPROVAL`).
+    pub fn with_self_approval(mut self, allowed: bool) -> Self {
+        self.self_approval = allowed;
+        self
     }
 
     /// Follows merged resources past the merge with `follower` (Argo CD is configured).
@@ -465,6 +474,8 @@ impl SelfService {
         let timeline = self.db.transitions(r.id).await?;
         let resource = self.resource_of_request(&r).await?;
         let viewer = &principal.viewer;
+        let own_allowed =
+            access::four_eyes_allow(principal.user_id, r.author.user_id, self.self_approval);
         Ok(RequestDetail {
             summary: request_summary(&r),
             values: r.values.clone(),
@@ -485,10 +496,17 @@ impl SelfService {
             attempts: r.attempts,
             timeline: timeline.into_iter().map(timeline_entry).collect(),
             can_decide: access::may_decide_request(viewer)
+                && own_allowed
                 && mirante_domain::request::awaits_decision(r.state),
             can_merge: access::may_merge_request(viewer)
+                && own_allowed
                 && r.state == RequestState::Proposed
                 && self.forge().kind() == ForgeKind::Local,
+            another_admin_decides: access::may_decide_request(viewer)
+                && !own_allowed
+                && (mirante_domain::request::awaits_decision(r.state)
+                    || (r.state == RequestState::Proposed
+                        && self.forge().kind() == ForgeKind::Local)),
             resource,
         })
     }
@@ -557,6 +575,13 @@ impl SelfService {
         if !access::may_decide_request(&principal.viewer) {
             return Err(ServiceError::Forbidden(
                 "only admins approve or reject requests".to_owned(),
+            ));
+        }
+        if event == RequestEvent::Approve
+            && !access::four_eyes_allow(principal.user_id, r.author.user_id, self.self_approval)
+        {
+            return Err(ServiceError::Forbidden(
+                access::FOUR_EYES_REFUSAL.to_owned(),
             ));
         }
         let comment = comment.map(|c| c.chars().take(2000).collect::<String>());
@@ -642,6 +667,11 @@ impl SelfService {
         if !access::may_merge_request(&principal.viewer) {
             return Err(ServiceError::Forbidden(
                 "only admins merge requests".to_owned(),
+            ));
+        }
+        if !access::four_eyes_allow(principal.user_id, r.author.user_id, self.self_approval) {
+            return Err(ServiceError::Forbidden(
+                access::FOUR_EYES_REFUSAL.to_owned(),
             ));
         }
         if self.forge().kind() != ForgeKind::Local {

@@ -193,6 +193,9 @@ pub struct RequestDetail {
     pub can_decide: bool,
     /// Whether the caller may merge it now (local forge).
     pub can_merge: bool,
+    /// Whether the caller, an admin, would decide or merge it now but made it themselves:
+    /// the four-eyes rule leaves that to another admin.
+    pub another_admin_decides: bool,
     /// The resource it made or changes (`/api/v1/resources/{id}`), once it is one: `null`
     /// for a catalog change and for a request refused before any merge.
     pub resource: Option<i64>,
