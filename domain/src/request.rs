@@ -163,13 +163,23 @@ pub struct Step {
     pub effects: &'static [Effect],
 }
 
+/// The one rule of when a request is queued for proposing: as soon as nothing stands in its
+/// way. That is when an admin approves it, or when it is stored and needs no approval
+/// (`needs_approval` matters only for that creation step).
+fn queues_proposal(from: Option<RequestState>, to: RequestState, needs_approval: bool) -> bool {
+    match (from, to) {
+        (Some(RequestState::AwaitingApproval), RequestState::Approved) => true,
+        (None, RequestState::Submitted) => !needs_approval,
+        _ => false,
+    }
+}
+
 impl Step {
-    fn new(from: Option<RequestState>, to: RequestState) -> Self {
-        // A request is queued for proposing as soon as nothing stands in its way: on
-        // approval, or when it is stored and needs none.
-        let effects: &'static [Effect] = match (from, to) {
-            (Some(_), RequestState::Approved) => &[Effect::QueueProposal],
-            _ => &[],
+    fn new(from: Option<RequestState>, to: RequestState, needs_approval: bool) -> Self {
+        let effects: &'static [Effect] = if queues_proposal(from, to, needs_approval) {
+            &[Effect::QueueProposal]
+        } else {
+            &[]
         };
         Step { from, to, effects }
     }
@@ -191,22 +201,19 @@ pub fn transition(from: RequestState, event: RequestEvent) -> Result<Step, Illeg
         (S::Proposing | S::Proposed, E::Fail) => S::Failed,
         _ => return Err(IllegalTransition { from, event }),
     };
-    Ok(Step::new(Some(from), to))
+    Ok(Step::new(Some(from), to, true))
 }
 
 /// The steps a request takes when it is stored: it is submitted, then either waits for an
 /// admin or is queued for proposing at once.
 pub fn submission(needs_approval: bool) -> Vec<Step> {
-    let created = Step::new(None, RequestState::Submitted);
+    let created = Step::new(None, RequestState::Submitted, needs_approval);
     if needs_approval {
         let waiting = transition(RequestState::Submitted, RequestEvent::AwaitApproval)
             .expect("a submitted request may wait for approval");
         vec![created, waiting]
     } else {
-        vec![Step {
-            effects: &[Effect::QueueProposal],
-            ..created
-        }]
+        vec![created]
     }
 }
 

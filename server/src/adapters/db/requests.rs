@@ -417,9 +417,8 @@ impl Db {
         kind: RequestKind,
         r: &NewRequest<'_>,
     ) -> Result<RequestRecord, DbError> {
-        let state = request::submission(r.needs_approval)
-            .last()
-            .map_or(RequestState::Submitted, |step| step.to);
+        let steps = request::submission(r.needs_approval);
+        let state = steps.last().map_or(RequestState::Submitted, |step| step.to);
         let id: i64 = on_db!(self, |pool| {
             let mut tx = pool.begin().await?;
             // language=sql
@@ -452,7 +451,7 @@ impl Db {
                 .bind(id)
                 .execute(&mut *tx)
                 .await?;
-            for step in request::submission(r.needs_approval) {
+            for step in steps.iter().copied() {
                 record_step!(
                     tx,
                     id,
