@@ -10,6 +10,8 @@
 //! | `catalog`               | `MIRANTE_CATALOG`              | the demo catalog built into the binary |
 //! | `catalog_refresh_secs`  | `MIRANTE_CATALOG_REFRESH_SECS` | `300` (`0` turns the timer off)      |
 //! | `request_timeout_secs`  | `MIRANTE_REQUEST_TIMEOUT_SECS` | `30`                                 |
+//! | `header_read_timeout_secs` | `MIRANTE_HEADER_READ_TIMEOUT_SECS` | `10`: a connection that sends no complete request head for this long (slow headers, an idle keep-alive) is closed |
+//! | `max_connections`       | `MIRANTE_MAX_CONNECTIONS`      | `1024`: connections served at once; further ones wait in the listen queue |
 //! | `log_format`            | `MIRANTE_LOG_FORMAT`           | `text` (or `json`)                   |
 //! | `oidc_issuer`           | `MIRANTE_OIDC_ISSUER`          | unset: the development sign-in       |
 //! | `oidc_client_id`        | `MIRANTE_OIDC_CLIENT_ID`       | required with an issuer              |
@@ -79,6 +81,8 @@ const ENV_KEYS: &[&str] = &[
     "catalog",
     "catalog_refresh_secs",
     "request_timeout_secs",
+    "header_read_timeout_secs",
+    "max_connections",
     "log_format",
     "oidc_issuer",
     "oidc_client_id",
@@ -154,6 +158,13 @@ pub struct Config {
     /// Seconds a request may take before it is answered with 408.
     #[serde(default = "default_request_timeout_secs")]
     pub request_timeout_secs: u64,
+    /// Seconds a connection may take to send a whole request head, or stay idle between
+    /// requests, before it is closed.
+    #[serde(default = "default_header_read_timeout_secs")]
+    pub header_read_timeout_secs: u64,
+    /// Connections served at once; further ones wait in the listen queue until one closes.
+    #[serde(default = "default_max_connections")]
+    pub max_connections: usize,
     /// How log lines are written.
     #[serde(default)]
     pub log_format: LogFormat,
@@ -347,6 +358,14 @@ fn default_request_timeout_secs() -> u64 {
     30
 }
 
+fn default_header_read_timeout_secs() -> u64 {
+    10
+}
+
+fn default_max_connections() -> usize {
+    1024
+}
+
 impl Default for Config {
     fn default() -> Self {
         Config {
@@ -358,6 +377,8 @@ impl Default for Config {
             catalog: None,
             catalog_refresh_secs: default_catalog_refresh_secs(),
             request_timeout_secs: default_request_timeout_secs(),
+            header_read_timeout_secs: default_header_read_timeout_secs(),
+            max_connections: default_max_connections(),
             log_format: LogFormat::default(),
             oidc_issuer: None,
             oidc_client_id: None,
@@ -621,6 +642,8 @@ impl Config {
             catalog: self.catalog.as_deref(),
             catalog_refresh_secs: self.catalog_refresh_secs,
             request_timeout_secs: self.request_timeout_secs,
+            header_read_timeout_secs: self.header_read_timeout_secs,
+            max_connections: self.max_connections,
             log_format: self.log_format,
             oidc_issuer: self.oidc_issuer.as_deref(),
             oidc_client_id: self.oidc_client_id.as_deref(),
@@ -692,6 +715,8 @@ struct Printable<'a> {
     catalog: Option<&'a Path>,
     catalog_refresh_secs: u64,
     request_timeout_secs: u64,
+    header_read_timeout_secs: u64,
+    max_connections: usize,
     log_format: LogFormat,
     #[serde(skip_serializing_if = "Option::is_none")]
     oidc_issuer: Option<&'a str>,
@@ -741,6 +766,8 @@ impl fmt::Debug for Config {
             .field("catalog", &self.catalog)
             .field("catalog_refresh_secs", &self.catalog_refresh_secs)
             .field("request_timeout_secs", &self.request_timeout_secs)
+            .field("header_read_timeout_secs", &self.header_read_timeout_secs)
+            .field("max_connections", &self.max_connections)
             .field("log_format", &self.log_format)
             .field("oidc_issuer", &self.oidc_issuer)
             .field("oidc_client_id", &self.oidc_client_id)

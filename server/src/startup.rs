@@ -242,13 +242,8 @@ impl Application {
             "listening"
         );
         let db = self.state.db.clone();
-        let result = axum::serve(
-            self.listener,
-            self.router
-                .into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .with_graceful_shutdown(stop)
-        .await;
+        let limits = crate::http::serve::Limits::from(self.state.config.as_ref());
+        let result = crate::http::serve::serve(self.listener, self.router, limits, stop).await;
         background.cancel();
         db.close().await;
         tracing::info!("stopped");

@@ -1,6 +1,35 @@
 //! What every response carries.
 
+use std::time::Duration;
+
+use tokio::{
+    io::{AsyncReadExt, AsyncWriteExt},
+    net::TcpStream,
+};
+
 use crate::helpers::*;
+
+/// Reads what the server has sent so far (at least one byte).
+async fn read_some(stream: &mut TcpStream) -> String {
+    let mut buf = vec![0u8; 4096];
+    let n = stream.read(&mut buf).await.unwrap();
+    String::from_utf8_lossy(&buf[..n]).into_owned()
+}
+
+/// Whether the server closes `stream` within `limit` (whatever it sends first).
+async fn closed_within(stream: &mut TcpStream, limit: Duration) -> bool {
+    let mut buf = [0u8; 1024];
+    tokio::time::timeout(limit, async {
+        loop {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+    })
+    .await
+    .is_ok()
+}
 
 on_both_databases! {
     async fn responses_carry_security_headers_and_a_request_id(backend: Backend) {
@@ -82,6 +111,51 @@ on_both_databases! {
 
         assert_eq!(over_https.headers()["strict-transport-security"], "max-age=63072000");
         assert!(over_http.headers().get("strict-transport-security").is_none());
+    }
+
+    async fn a_connection_that_never_finishes_its_request_head_or_idles_is_closed(backend: Backend) {
+        let app = spawn_configured(backend, CatalogSetup::Small, |config, _| {
+            config.header_read_timeout_secs = 1;
+        })
+        .await;
+        let host = app.address.trim_start_matches("http://").to_owned();
+
+        let mut slow = TcpStream::connect(&host).await.unwrap();
+        slow.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: a").await.unwrap();
+        let mut idle = TcpStream::connect(&host).await.unwrap();
+        idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").await.unwrap();
+        let first = read_some(&mut idle).await;
+
+        assert!(first.starts_with("HTTP/1.1 200"), "{first}");
+        assert!(closed_within(&mut slow, Duration::from_secs(5)).await, "slow headers are cut off");
+        assert!(closed_within(&mut idle, Duration::from_secs(5)).await, "an idle keep-alive is closed");
+        assert_eq!(app.get("/healthz").await.status().as_u16(), 200, "and the server serves on");
+    }
+
+    async fn connections_beyond_the_cap_wait_until_one_closes(backend: Backend) {
+        let app = spawn_configured(backend, CatalogSetup::Small, |config, _| {
+            config.max_connections = 2;
+        })
+        .await;
+        let host = app.address.trim_start_matches("http://").to_owned();
+        let request = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+        let mut held = Vec::new();
+        for _ in 0..2 {
+            let mut c = TcpStream::connect(&host).await.unwrap();
+            c.write_all(request).await.unwrap();
+            assert!(read_some(&mut c).await.starts_with("HTTP/1.1 200"));
+            held.push(c);
+        }
+
+        let mut third = TcpStream::connect(&host).await.unwrap();
+        third.write_all(request).await.unwrap();
+        let mut buf = [0u8; 64];
+        let waited = tokio::time::timeout(Duration::from_millis(700), third.read(&mut buf)).await;
+        drop(held.remove(0));
+        let answer = tokio::time::timeout(Duration::from_secs(5), read_some(&mut third)).await;
+
+        assert!(waited.is_err(), "the third connection waits while two are open");
+        assert!(answer.expect("served once one closed").starts_with("HTTP/1.1 200"));
     }
 
     async fn a_request_id_sent_by_the_client_is_kept(backend: Backend) {

@@ -9,6 +9,7 @@ pub(crate) mod error;
 pub(crate) mod exports;
 pub(crate) mod middleware;
 pub mod routes;
+pub(crate) mod serve;
 pub(crate) mod state;
 pub(crate) mod ui;
 pub(crate) mod web;
