@@ -38,6 +38,7 @@
 //! | `probe_interval_secs`   | `MIRANTE_PROBE_INTERVAL_SECS`  | `300` (`0` turns live checks off)    |
 //! | `probe_timeout_secs`    | `MIRANTE_PROBE_TIMEOUT_SECS`   | `10`                                 |
 //! | `probe_concurrency`     | `MIRANTE_PROBE_CONCURRENCY`    | `8`                                  |
+//! | `token_max_days`        | `MIRANTE_TOKEN_MAX_DAYS`       | `365`: the longest an API token may be made to work (new tokens default to 90 days) |
 //! | `allow_self_approval`   | `MIRANTE_ALLOW_SELF_APPROVAL`  | unset: `false` with an OpenID provider (an admin neither approves nor merges their own request: another admin does), `true` with the development sign-in (its one demo admin) |
 //! | `probe_allow`           | `MIRANTE_PROBE_ALLOW`          | empty: probes never reach loopback, link-local (cloud metadata) or unspecified addresses; comma-separated host names, addresses and networks (`localhost,169.254.0.0/16`) they may reach |
 //! | `argocd_url`            | `MIRANTE_ARGOCD_URL`           | unset: Argo CD evidence is not read and merged resources are not followed past the merge |
@@ -111,6 +112,7 @@ const ENV_KEYS: &[&str] = &[
     "probe_concurrency",
     "probe_allow",
     "allow_self_approval",
+    "token_max_days",
     "argocd_url",
     "argocd_token",
     "argocd_poll_secs",
@@ -255,6 +257,9 @@ pub struct Config {
     /// development sign-in (see [`Config::self_approval`]).
     #[serde(default)]
     pub allow_self_approval: Option<bool>,
+    /// The longest, in days, an API token may be made to work.
+    #[serde(default = "default_token_max_days")]
+    pub token_max_days: u32,
     /// Argo CD's address (`https://argocd.example.org`); Argo CD evidence is not read when unset.
     #[serde(default)]
     pub argocd_url: Option<String>,
@@ -366,6 +371,10 @@ fn default_max_connections() -> usize {
     1024
 }
 
+fn default_token_max_days() -> u32 {
+    365
+}
+
 impl Default for Config {
     fn default() -> Self {
         Config {
@@ -407,6 +416,7 @@ impl Default for Config {
             probe_concurrency: default_probe_concurrency(),
             probe_allow: String::new(),
             allow_self_approval: None,
+            token_max_days: default_token_max_days(),
             argocd_url: None,
             argocd_token: None,
             argocd_poll_secs: default_argocd_poll_secs(),
@@ -802,6 +812,7 @@ impl fmt::Debug for Config {
             .field("probe_concurrency", &self.probe_concurrency)
             .field("probe_allow", &self.probe_allow)
             .field("allow_self_approval", &self.allow_self_approval)
+            .field("token_max_days", &self.token_max_days)
             .field("argocd_url", &self.argocd_url)
             .field(
                 "argocd_token",

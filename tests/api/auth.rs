@@ -623,6 +623,39 @@ on_both_databases! {
         assert!(stored.iter().all(|e| !e.detail.to_string().contains(&token)), "the token is not logged");
     }
 
+    async fn a_token_works_until_its_expiry_which_its_owner_picks_within_the_maximum(backend: Backend) {
+        let app = spawn_configured(backend, CatalogSetup::Small, |config, _| {
+            config.token_max_days = 30;
+        })
+        .await;
+        let browser = app.dev_browser("rui").await;
+        let csrf = csrf_token(&app, &browser).await;
+        let make = |name: &'static str, days: &'static str| {
+            let request = browser
+                .post(format!("{}/profile/tokens", app.address))
+                .form(&[("csrf_token", csrf.as_str()), ("name", name), ("days", days)]);
+            async move { request.send().await.unwrap().text().await.unwrap() }
+        };
+        let me = |token: String| {
+            let request = app.anonymous.get(format!("{}/api/v1/me", app.address)).bearer_auth(token);
+            async move { request.send().await.unwrap().status().as_u16() }
+        };
+
+        make("week", "7").await;
+        make("greedy", "4000").await;
+        let profile = browser.get(format!("{}/profile", app.address)).send().await.unwrap().text().await.unwrap();
+        let expired = seed_token_until(&app.db, "script", &["researchers"], chrono::Utc::now() - chrono::Duration::seconds(1)).await;
+        let current = seed_token_until(&app.db, "script", &["researchers"], chrono::Utc::now() + chrono::Duration::days(1)).await;
+
+        let day = |days: i64| (chrono::Utc::now() + chrono::Duration::days(days)).format("%Y-%m-%d").to_string();
+        assert!(profile.contains(&day(7)), "a week's token expires in a week");
+        assert!(profile.contains(&day(30)), "a token asked for 4000 days gets the maximum of 30");
+        assert!(!profile.contains(&day(4000)));
+        assert!(profile.contains(r#"max="30""#), "the form offers no more than the maximum");
+        assert_eq!(me(current).await, 200);
+        assert_eq!(me(expired).await, 401);
+    }
+
     async fn a_token_used_again_within_a_minute_costs_no_write(backend: Backend) {
         let app = spawn_app(backend).await;
         let token = seed_token(&app.db, "script", &["researchers"]).await;

@@ -434,6 +434,22 @@ impl TestApp {
 /// A user in `groups` with a personal API token, written straight to the database; returns the
 /// token.
 pub async fn seed_token(db: &Db, username: &str, groups: &[&str]) -> String {
+    seed_token_until(
+        db,
+        username,
+        groups,
+        chrono::Utc::now() + chrono::Duration::days(90),
+    )
+    .await
+}
+
+/// [`seed_token`] for a token that works until `expires_at`.
+pub async fn seed_token_until(
+    db: &Db,
+    username: &str,
+    groups: &[&str],
+    expires_at: chrono::DateTime<chrono::Utc>,
+) -> String {
     let groups: Vec<String> = groups.iter().map(|g| (*g).to_owned()).collect();
     let user = db
         .upsert_user(&mirante::adapters::db::NewUser {
@@ -453,6 +469,7 @@ pub async fn seed_token(db: &Db, username: &str, groups: &[&str]) -> String {
         "tests",
         &mirante::http::auth::token_hash(&token),
         chrono::Utc::now(),
+        expires_at,
     )
     .await
     .unwrap();

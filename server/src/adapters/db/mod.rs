@@ -261,6 +261,8 @@ pub struct ApiTokenRecord {
     pub last_used_at: Option<DateTime<Utc>>,
     /// When it was revoked.
     pub revoked_at: Option<DateTime<Utc>>,
+    /// When it stops working; `None` for a token made before tokens expired.
+    pub expires_at: Option<DateTime<Utc>>,
 }
 
 /// An active API token as the authentication layer reads it.
@@ -272,6 +274,8 @@ pub struct ActiveApiToken {
     pub app_user_id: i64,
     /// When it was last noted as used.
     pub last_used_at: Option<DateTime<Utc>>,
+    /// When it stops working; `None` for a token made before tokens expired.
+    pub expires_at: Option<DateTime<Utc>>,
 }
 
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("../migrations/sqlite");
@@ -450,47 +454,53 @@ impl Db {
         Ok(row.map(UserRecord::from))
     }
 
-    /// Stores a new API token's hash for a user; returns the token's id.
+    /// Stores a new API token's hash for a user, working until `expires_at`; returns the
+    /// token's id.
     pub async fn create_api_token(
         &self,
         user_id: i64,
         name: &str,
         token_hash: &str,
         at: DateTime<Utc>,
+        expires_at: DateTime<Utc>,
     ) -> Result<i64, DbError> {
-        let sql = "insert into api_token (app_user_id, name, token_hash, created_at)
-                   values ($1, $2, $3, $4) returning api_token_id";
+        let sql = "insert into api_token (app_user_id, name, token_hash, created_at, expires_at)
+                   values ($1, $2, $3, $4, $5) returning api_token_id";
         let id = on_db!(self, |pool| sqlx::query_scalar(sql)
             .bind(user_id)
             .bind(name)
             .bind(token_hash)
             .bind(at)
+            .bind(expires_at)
             .fetch_one(pool)
             .await?);
         Ok(id)
     }
 
-    /// The active (not revoked) token with this hash: its id, its owner and when it was last
-    /// used. Read-only, so checking a token costs no write.
+    /// The token with this hash that is not revoked: its id, its owner, when it was last used
+    /// and when it expires (the caller compares with its clock). Read-only, so checking a
+    /// token costs no write.
     pub async fn active_api_token(
         &self,
         token_hash: &str,
     ) -> Result<Option<ActiveApiToken>, DbError> {
-        let sql = "select api_token_id, app_user_id, last_used_at from api_token
+        let sql = "select api_token_id, app_user_id, last_used_at, expires_at from api_token
                    where token_hash = $1 and revoked_at is null";
-        let row: Option<(i64, i64, Option<DateTime<Utc>>)> = on_db!(self, |pool| {
+        type Row = (i64, i64, Option<DateTime<Utc>>, Option<DateTime<Utc>>);
+        let row: Option<Row> = on_db!(self, |pool| {
             sqlx::query_as(sql)
                 .bind(token_hash)
                 .fetch_optional(pool)
                 .await?
         });
-        Ok(
-            row.map(|(api_token_id, app_user_id, last_used_at)| ActiveApiToken {
+        Ok(row.map(
+            |(api_token_id, app_user_id, last_used_at, expires_at)| ActiveApiToken {
                 api_token_id,
                 app_user_id,
                 last_used_at,
-            }),
-        )
+                expires_at,
+            },
+        ))
     }
 
     /// Notes that a token was used at `at`.
@@ -531,7 +541,7 @@ impl Db {
 
     /// A user's tokens, newest first (hashes left out).
     pub async fn list_api_tokens(&self, user_id: i64) -> Result<Vec<ApiTokenRecord>, DbError> {
-        let sql = "select api_token_id, name, created_at, last_used_at, revoked_at
+        let sql = "select api_token_id, name, created_at, last_used_at, revoked_at, expires_at
                    from api_token where app_user_id = $1
                    order by api_token_id desc";
         let rows = on_db!(self, |pool| sqlx::query_as(sql)

@@ -358,7 +358,10 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
         match principal_from_token(&state, &token).await {
             Ok(Some(p)) => principal = Some(p),
             Ok(None) => {
-                return json_error(StatusCode::UNAUTHORIZED, "invalid or revoked API token");
+                return json_error(
+                    StatusCode::UNAUTHORIZED,
+                    "invalid, expired or revoked API token",
+                );
             }
             Err(e) => return crate::http::ApiError::Internal(e).into_response(),
         }
@@ -509,9 +512,13 @@ async fn principal_from_token(state: &AppState, token: &str) -> anyhow::Result<O
             None => return Ok(None),
         },
     };
+    let now = Utc::now();
+    // Checked on every use, cached or not: a token stops at its expiry to the second.
+    if known.expires_at.is_some_and(|at| at <= now) {
+        return Ok(None);
+    }
     // The profile shows when a token was last used to the minute; noting every use would be
     // a database write per API request.
-    let now = Utc::now();
     if known
         .last_used_at
         .is_none_or(|at| now - at >= chrono::Duration::seconds(TOKEN_USE_RESOLUTION_SECS))
@@ -547,6 +554,7 @@ async fn verify_token(state: &AppState, hash: &str) -> anyhow::Result<Option<tok
         },
         api_token_id: active.api_token_id,
         last_used_at: active.last_used_at,
+        expires_at: active.expires_at,
     }))
 }
 
@@ -986,7 +994,13 @@ async fn render_profile(
     new_token: Option<(&str, &str)>,
 ) -> Response {
     match state.db.list_api_tokens(principal.user_id).await {
-        Ok(tokens) => pages::profile(lang, &principal.viewer, &tokens, new_token),
+        Ok(tokens) => pages::profile(
+            lang,
+            &principal.viewer,
+            &tokens,
+            new_token,
+            state.config.token_max_days,
+        ),
         Err(e) => crate::http::ApiError::from(e).into_response(),
     }
 }
@@ -995,6 +1009,19 @@ async fn render_profile(
 struct NewTokenForm {
     csrf_token: Option<String>,
     name: Option<String>,
+    /// Days until it expires; unset or unreadable: [`TOKEN_DEFAULT_DAYS`].
+    days: Option<String>,
+}
+
+/// Days a token works for unless its owner picks otherwise.
+pub(crate) const TOKEN_DEFAULT_DAYS: u32 = 90;
+
+/// The days a new token works for: what the owner asked, within 1 and the configured maximum.
+fn token_days(asked: Option<&str>, max_days: u32) -> u32 {
+    asked
+        .and_then(|d| d.trim().parse::<u32>().ok())
+        .unwrap_or(TOKEN_DEFAULT_DAYS)
+        .clamp(1, max_days.max(1))
 }
 
 /// `POST /profile/tokens`: makes a token and shows it, once.
@@ -1017,9 +1044,18 @@ async fn create_token(
         .take(100)
         .collect::<String>();
     let token = format!("mrt_{}", random_hex(32));
+    let now = Utc::now();
+    let days = token_days(form.days.as_deref(), state.config.token_max_days);
+    let expires_at = now + chrono::Duration::days(i64::from(days));
     let id = match state
         .db
-        .create_api_token(principal.user_id, &name, &token_hash(&token), Utc::now())
+        .create_api_token(
+            principal.user_id,
+            &name,
+            &token_hash(&token),
+            now,
+            expires_at,
+        )
         .await
     {
         Ok(id) => id,

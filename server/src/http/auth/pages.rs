@@ -192,6 +192,7 @@ struct TokenRow {
     id: i64,
     name: String,
     created: String,
+    expires: String,
     status: String,
     active: bool,
 }
@@ -208,6 +209,10 @@ struct ProfilePage<'a> {
     groups: String,
     tokens: Vec<TokenRow>,
     new_token: Option<(&'a str, &'a str)>,
+    /// The expiry offered for a new token, in days.
+    default_days: u32,
+    /// The longest expiry one may pick.
+    max_days: u32,
 }
 
 /// The profile page; `new_token` is `(name, token)` right after one was made.
@@ -216,8 +221,10 @@ pub(crate) fn profile(
     viewer: &Viewer,
     tokens: &[ApiTokenRecord],
     new_token: Option<(&str, &str)>,
+    max_days: u32,
 ) -> Response {
     let tr = Tr(lang.0);
+    let now = chrono::Utc::now();
     let when = |at: &chrono::DateTime<chrono::Utc>| at.format("%Y-%m-%d %H:%M").to_string();
     let tokens = tokens
         .iter()
@@ -225,12 +232,16 @@ pub(crate) fn profile(
             id: t.api_token_id,
             name: t.name.clone(),
             created: t.created_at.format("%Y-%m-%d %H:%M").to_string(),
+            expires: t
+                .expires_at
+                .map_or_else(|| tr.t("auth-token-no-expiry"), |at| when(&at)),
             status: match (&t.revoked_at, &t.last_used_at) {
                 (Some(at), _) => tr.t1("auth-token-revoked-at", "when", &when(at)),
+                (None, _) if t.expires_at.is_some_and(|at| at <= now) => tr.t("auth-token-expired"),
                 (None, Some(at)) => tr.t1("auth-token-last-used-at", "when", &when(at)),
                 (None, None) => tr.t("auth-token-never-used"),
             },
-            active: t.revoked_at.is_none(),
+            active: t.revoked_at.is_none() && t.expires_at.is_none_or(|at| at > now),
         })
         .collect();
     let page = Page(
@@ -251,6 +262,8 @@ pub(crate) fn profile(
             groups: viewer.groups.join(", "),
             tokens,
             new_token,
+            default_days: super::TOKEN_DEFAULT_DAYS.min(max_days.max(1)),
+            max_days: max_days.max(1),
         },
     );
     // The page may show a new token: keep it out of every cache.

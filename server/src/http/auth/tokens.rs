@@ -41,6 +41,8 @@ pub struct Verified {
     pub api_token_id: i64,
     /// When its use was last written to the database.
     pub last_used_at: Option<DateTime<Utc>>,
+    /// When it stops working (`None`: made before tokens expired).
+    pub expires_at: Option<DateTime<Utc>>,
 }
 
 #[derive(Clone)]
@@ -149,6 +151,7 @@ mod tests {
             },
             api_token_id: user_id * 10,
             last_used_at: None,
+            expires_at: None,
         }
     }
 
