@@ -159,6 +159,7 @@ impl Application {
         let selfservice = Arc::new(selfservice);
         let state = AppState {
             probes: Arc::new(probes::ProbeBoard::default()),
+            refusals: Arc::default(),
             config: Arc::new(config),
             db,
             catalog,

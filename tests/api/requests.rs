@@ -556,7 +556,7 @@ on_both_databases! {
         assert_eq!(reload.actor, "test-admin");
     }
 
-    async fn a_webhook_without_a_valid_signature_is_refused_and_audited(backend: Backend) {
+    async fn a_webhook_without_a_valid_signature_is_refused_and_audited_once_per_window(backend: Backend) {
         let app = spawn_configured(backend, CatalogSetup::Small, |config, _| {
             config.webhook_secret = Some(secrecy::SecretString::from("hook-secret"));
         })
@@ -572,10 +572,28 @@ on_both_databases! {
             .await
             .unwrap();
 
+        let mut flood = Vec::new();
+        for _ in 0..30 {
+            let forged = app
+                .anonymous
+                .post(format!("{}/api/v1/forge/webhook", app.address))
+                .header("x-hub-signature-256", "sha256=00")
+                .header("x-github-event", "pull_request")
+                .body(r#"{"action":"closed"}"#)
+                .send()
+                .await
+                .unwrap();
+            flood.push(forged.status().as_u16());
+        }
+
         assert_eq!(response.status().as_u16(), 401);
-        let audit = app.db.list_audit(1).await.unwrap();
-        assert_eq!(audit[0].action, "forge.webhook_refused");
-        assert_eq!(audit[0].actor, "anonymous");
+        assert!(flood.iter().all(|s| *s == 401), "{flood:?}");
+        let audit = app.db.list_audit(100).await.unwrap();
+        let refused: Vec<_> = audit.iter().filter(|e| e.action == "forge.webhook_refused").collect();
+        assert_eq!(refused.len(), 1, "a flood of forgeries is written once per window");
+        assert_eq!(refused[0].actor, "anonymous");
+        assert_eq!(refused[0].detail["reason"], "bad signature");
+        assert_eq!(refused[0].detail["repeated"], 0);
     }
 
     async fn a_signed_webhook_moves_the_request_of_its_pull_request_and_ignores_others(backend: Backend) {

@@ -54,6 +54,8 @@ pub struct AppState {
     pub selfservice: Arc<SelfService>,
     /// The last results of the live checks (probes, Argo CD).
     pub probes: Arc<ProbeBoard>,
+    /// Refusals counted so that floods of them are written once per window.
+    pub(crate) refusals: Arc<crate::http::api::refusals::Refusals>,
 }
 
 impl AppState {

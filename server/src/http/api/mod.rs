@@ -12,6 +12,7 @@ pub(crate) mod items;
 pub(crate) mod probes;
 pub(crate) mod query;
 pub(crate) mod reference;
+pub(crate) mod refusals;
 pub(crate) mod resources;
 pub(crate) mod roadmap;
 pub(crate) mod schema;

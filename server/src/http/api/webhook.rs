@@ -1,5 +1,6 @@
 //! `POST /api/v1/forge/webhook`: a forge tells the portal a pull request was merged or closed.
 
+use super::refusals::Refusals;
 use std::sync::Arc;
 
 use axum::{
@@ -45,21 +46,25 @@ pub(crate) async fn webhook(
     State(service): State<Arc<SelfService>>,
     State(config): State<Arc<Config>>,
     State(db): State<Db>,
+    State(refusals): State<Arc<Refusals>>,
     headers: HeaderMap,
     bytes: Bytes,
 ) -> Result<(StatusCode, Json<WebhookOutcome>), ApiError> {
     let kind = config.forge;
     let refused = |reason: &'static str| async move {
-        tracing::warn!(forge = %kind, reason, "forge webhook refused");
-        let entry = NewAuditEntry {
-            at: Utc::now(),
-            actor: "anonymous",
-            action: "forge.webhook_refused",
-            target: "forge",
-            detail: serde_json::json!({ "forge": kind, "reason": reason }),
-        };
-        if let Err(error) = db.append_audit(&entry).await {
-            tracing::error!(%error, "cannot write the audit entry");
+        // Forgeries come in floods: one line and one row per window (see `refusals`).
+        if let Some(repeated) = refusals.note(reason, std::time::Instant::now()) {
+            tracing::warn!(forge = %kind, reason, repeated, "forge webhook refused");
+            let entry = NewAuditEntry {
+                at: Utc::now(),
+                actor: "anonymous",
+                action: "forge.webhook_refused",
+                target: "forge",
+                detail: serde_json::json!({ "forge": kind, "reason": reason, "repeated": repeated }),
+            };
+            if let Err(error) = db.append_audit(&entry).await {
+                tracing::error!(%error, "cannot write the audit entry");
+            }
         }
         ApiError::Unauthorized("the webhook signature is missing or wrong".to_owned())
     };
