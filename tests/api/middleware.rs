@@ -122,12 +122,14 @@ on_both_databases! {
 
         let mut slow = TcpStream::connect(&host).await.unwrap();
         slow.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: a").await.unwrap();
+        let mut silent = TcpStream::connect(&host).await.unwrap();
         let mut idle = TcpStream::connect(&host).await.unwrap();
         idle.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").await.unwrap();
         let first = read_some(&mut idle).await;
 
         assert!(first.starts_with("HTTP/1.1 200"), "{first}");
         assert!(closed_within(&mut slow, Duration::from_secs(5)).await, "slow headers are cut off");
+        assert!(closed_within(&mut silent, Duration::from_secs(5)).await, "a connection that says nothing is closed");
         assert!(closed_within(&mut idle, Duration::from_secs(5)).await, "an idle keep-alive is closed");
         assert_eq!(app.get("/healthz").await.status().as_u16(), 200, "and the server serves on");
     }

@@ -4,7 +4,9 @@
 //! - **Slow and idle connections.** A connection that has not sent a whole request head within
 //!   `MIRANTE_HEADER_READ_TIMEOUT_SECS` is closed; the same clock runs while a keep-alive
 //!   connection waits for its next request. Without it, a client that trickles header bytes
-//!   (or opens connections and says nothing) holds a task and a socket each for ever.
+//!   holds a task and a socket each for ever. hyper's clock only starts once the protocol is
+//!   known, from the first bytes, so a connection that sends nothing at all is given the same
+//!   time for its first byte before hyper sees it.
 //! - **Connections at once.** At most `MIRANTE_MAX_CONNECTIONS` are served; the loop stops
 //!   accepting until one closes, and further clients wait in the kernel's listen queue.
 //! - **Shutdown.** Once `stop` completes nothing new is accepted; idle connections close, and
@@ -82,7 +84,14 @@ pub(crate) async fn serve(
         });
         let builder = builder.clone();
         let watcher = graceful.watcher();
+        let first_byte = limits.header_read_timeout;
         tokio::spawn(async move {
+            let mut peek = [0u8; 1];
+            match tokio::time::timeout(first_byte, stream.peek(&mut peek)).await {
+                Ok(Ok(n)) if n > 0 => {}
+                // Silent past the limit, closed, or failing: nothing to serve.
+                _ => return,
+            }
             let connection = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
             if let Err(error) = watcher.watch(connection.into_owned()).await {
                 tracing::debug!(%error, %remote, "connection ended with an error");
