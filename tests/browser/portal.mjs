@@ -94,11 +94,27 @@ export async function startPortal(extraEnv = {}, { argocd = false } = {}) {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const url = `http://${await waitForLine(child, /listening http\.addr=(127\.0\.0\.1:\d+)/, 'the portal')}`;
+  // The last lines the portal wrote, shown if it ends while a test still needs it: a test
+  // that then fails on "connection refused" says why the portal went away.
+  const tail = [];
+  const keep = (chunk) => {
+    tail.push(...chunk.toString().split('\n').filter(Boolean));
+    tail.splice(0, Math.max(0, tail.length - 40));
+  };
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
+  let stopping = false;
+  child.on('exit', (code, signal) => {
+    if (!stopping) {
+      console.error(`the portal at ${url} ended during the tests (code ${code}, signal ${signal}); its last lines:\n${tail.join('\n')}`);
+    }
+  });
   return {
     url,
     dataDir,
     argocd: fake,
     async stop() {
+      stopping = true;
       child.kill('SIGTERM');
       await new Promise((r) => (child.exitCode !== null ? r() : child.on('exit', r)));
       await fake?.stop();
