@@ -276,32 +276,31 @@ fn json_error(status: StatusCode, message: &str) -> Response {
         .into_response()
 }
 
-/// Authenticates every request (API token on `/api/*`, else the session), checks the Origin
-/// of state-changing requests, and applies the policy. Puts the [`Viewer`] and the
-/// [`Principal`] in the request's extensions for the handlers and the UI.
-pub async fn authenticate(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
-    let auth = &state.auth;
-    let path = req.uri().path().to_owned();
-    let method = req.method().clone();
-    let api = is_api(&path);
-
-    if !origin::any_host(&path) && !auth.public_host.accepts(req.headers(), req.uri()) {
-        return (
+/// What a request must pass before anyone asks who sends it: a host the portal answers for,
+/// and a path of the access table in its one spelling. `Ok` with what the route requires, or
+/// the answer to send instead (421, a 308 to the one spelling, 405 or 404).
+#[expect(
+    clippy::result_large_err,
+    reason = "the refusal is the response sent at once; boxing it would only add an allocation"
+)]
+fn admit(auth: &Auth, req: &Request, path: &str, api: bool) -> Result<Access, Response> {
+    if !origin::any_host(path) && !auth.public_host.accepts(req.headers(), req.uri()) {
+        return Err((
             StatusCode::MISDIRECTED_REQUEST,
             "This portal does not answer for that host name; use its public URL.",
         )
-            .into_response();
+            .into_response());
     }
 
     // Only the table's own spellings of its paths go further (see `policy::route`).
-    let access = match policy::route(&method, &path) {
-        Route::Known(access) => access,
+    match policy::route(req.method(), path) {
+        Route::Known(access) => Ok(access),
         Route::Canonical(to) => {
             let to = match req.uri().query() {
                 Some(q) => format!("{to}?{q}"),
                 None => to,
             };
-            return Redirect::permanent(&to).into_response();
+            Err(Redirect::permanent(&to).into_response())
         }
         Route::WrongMethod(allowed) => {
             let allow = allowed
@@ -323,26 +322,35 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
             if let Ok(v) = HeaderValue::from_str(&allow) {
                 response.headers_mut().insert(header::ALLOW, v);
             }
-            return response;
+            Err(response)
         }
-        Route::Unknown if path.starts_with("/api/") => {
-            return json_error(
-                StatusCode::NOT_FOUND,
-                "no such API route; see /api/v1/openapi.json",
-            );
-        }
-        Route::Unknown if api => {
-            return json_error(StatusCode::NOT_FOUND, "no such server function");
-        }
-        Route::Unknown => {
-            return pages::message(
-                StatusCode::NOT_FOUND,
-                PageLang::of(req.headers()),
-                "auth-msg-not-found",
-                None,
-                "/",
-            );
-        }
+        Route::Unknown if path.starts_with("/api/") => Err(json_error(
+            StatusCode::NOT_FOUND,
+            "no such API route; see /api/v1/openapi.json",
+        )),
+        Route::Unknown if api => Err(json_error(StatusCode::NOT_FOUND, "no such server function")),
+        Route::Unknown => Err(pages::message(
+            StatusCode::NOT_FOUND,
+            PageLang::of(req.headers()),
+            "auth-msg-not-found",
+            None,
+            "/",
+        )),
+    }
+}
+
+/// Authenticates every request (API token on `/api/*`, else the session), checks the Origin
+/// of state-changing requests, and applies the policy. Puts the [`Viewer`] and the
+/// [`Principal`] in the request's extensions for the handlers and the UI.
+pub async fn authenticate(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+    let auth = &state.auth;
+    let path = req.uri().path().to_owned();
+    let method = req.method().clone();
+    let api = is_api(&path);
+
+    let access = match admit(auth, &req, &path, api) {
+        Ok(access) => access,
+        Err(refusal) => return refusal,
     };
 
     let mut principal = None;
