@@ -98,10 +98,7 @@ impl PortalData for Portal {
     }
 
     fn may_call(&self, caller: &Parts, path: &str) -> bool {
-        let caller = caller
-            .extensions
-            .get::<Principal>()
-            .map_or(Caller::Anonymous, |p| Caller::User(p.viewer.role));
+        let caller = Caller::of(caller.extensions.get::<Principal>());
         // Every server function answers POST; the table's line for it says who may.
         policy::decide(
             policy::access(&Method::POST, path),

@@ -5,38 +5,29 @@ use std::sync::{Arc, OnceLock};
 use axum::http::{HeaderValue, header};
 use axum::{
     body::Body,
-    extract::State,
     http::{Request, StatusCode},
     middleware::Next,
     response::{IntoResponse, Response},
-    routing::post,
 };
 use leptos::{
     config::LeptosOptions,
     nonce::use_nonce,
     prelude::{IntoView, provide_context, use_context},
 };
-use leptos_axum::{
-    AxumRouteListing, LeptosRoutes, ResponseOptions, generate_route_list,
-    handle_server_fns_with_context,
-};
+use leptos_axum::{AxumRouteListing, LeptosRoutes, ResponseOptions, generate_route_list};
 use mirante_frontend::{App, shell, ssr::SelfServiceHandle};
 
 use crate::{http::middleware::csp_with_nonce, http::state::AppState, http::ui::UiSelfService};
-
-/// Where the UI's server functions are mounted; matches `prefix` in `frontend/src/api.rs`.
-const SERVER_FN_PATH: &str = "/_fn/{*fn_name}";
 
 /// The web UI's routes; merged last, after the API, so its catch-all never shadows an API path.
 pub(crate) fn router(state: &AppState) -> axum::Router<AppState> {
     let routes = route_list().to_vec();
     let context = context(state);
     let options = state.leptos.clone();
+    // Leptos routes each server function at its own path (`/_fn/<endpoint>`, the `prefix` of
+    // `frontend/src/api.rs`) with the same context; the access policy answers any other
+    // `/_fn/` path 404 before routing.
     axum::Router::new()
-        .route(
-            SERVER_FN_PATH,
-            post(server_fn_handler).get(server_fn_handler),
-        )
         .leptos_routes_with_context(state, routes, context.clone(), move || {
             page(options.clone())
         })
@@ -85,14 +76,9 @@ fn context(state: &AppState) -> impl Fn() + Clone + Send + Sync + 'static + use<
     }
 }
 
-/// Runs a server function with the catalog and self-service in its context.
-async fn server_fn_handler(State(state): State<AppState>, req: Request<Body>) -> impl IntoResponse {
-    handle_server_fns_with_context(context(&state), req).await
-}
-
 /// Gives server functions' answers a client error status where the client erred (see
-/// [`client_error_status`]); wraps every route of the UI (Leptos routes each server function
-/// by its own path as well as through [`server_fn_handler`]).
+/// [`client_error_status`]); wraps every route of the UI, since Leptos routes each server
+/// function by its own path.
 async fn server_fn_status(req: Request<Body>, next: Next) -> Response {
     let server_fn = req.uri().path().starts_with("/_fn/");
     let response = next.run(req).await;

@@ -420,9 +420,7 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
         }
     }
 
-    let caller = principal
-        .as_ref()
-        .map_or(Caller::Anonymous, |p| Caller::User(p.viewer.role));
+    let caller = Caller::of(principal.as_ref());
     match policy::decide(access, caller, auth.public_catalog) {
         Decision::Allow => {}
         Decision::SignIn if api => {

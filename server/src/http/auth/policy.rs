@@ -35,6 +35,13 @@ pub enum Caller {
     User(Role),
 }
 
+impl Caller {
+    /// What the policy sees of whoever authenticated the request, if anyone did.
+    pub fn of(principal: Option<&mirante_domain::access::Principal>) -> Self {
+        principal.map_or(Caller::Anonymous, |p| Caller::User(p.viewer.role))
+    }
+}
+
 /// The outcome of a check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Decision {
