@@ -562,18 +562,8 @@ on_both_databases! {
         })
         .await;
 
-        let response = app
-            .anonymous
-            .post(format!("{}/api/v1/forge/webhook", app.address))
-            .header("x-hub-signature-256", "sha256=00")
-            .header("x-github-event", "pull_request")
-            .body(r#"{"action":"closed"}"#)
-            .send()
-            .await
-            .unwrap();
-
         let mut flood = Vec::new();
-        for _ in 0..30 {
+        for _ in 0..31 {
             let forged = app
                 .anonymous
                 .post(format!("{}/api/v1/forge/webhook", app.address))
@@ -586,7 +576,6 @@ on_both_databases! {
             flood.push(forged.status().as_u16());
         }
 
-        assert_eq!(response.status().as_u16(), 401);
         assert!(flood.iter().all(|s| *s == 401), "{flood:?}");
         let audit = app.db.list_audit(100).await.unwrap();
         let refused: Vec<_> = audit.iter().filter(|e| e.action == "forge.webhook_refused").collect();
