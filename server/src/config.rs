@@ -39,6 +39,10 @@
 //! | `probe_timeout_secs`    | `MIRANTE_PROBE_TIMEOUT_SECS`   | `10`                                 |
 //! | `probe_concurrency`     | `MIRANTE_PROBE_CONCURRENCY`    | `8`                                  |
 //! | `token_max_days`        | `MIRANTE_TOKEN_MAX_DAYS`       | `365`: the longest an API token may be made to work (new tokens default to 90 days) |
+//! | `sign_in_per_minute`    | `MIRANTE_SIGN_IN_PER_MINUTE`   | `30`: sign-in attempts a client may make per minute; more answer 429 (`0`: no limit) |
+//! | `token_checks_per_minute` | `MIRANTE_TOKEN_CHECKS_PER_MINUTE` | `600`: API requests with a bearer token a client may send per minute (`0`: no limit) |
+//! | `webhooks_per_minute`   | `MIRANTE_WEBHOOKS_PER_MINUTE`  | `120`: webhook deliveries a client may send per minute (`0`: no limit) |
+//! | `trusted_proxies`       | `MIRANTE_TRUSTED_PROXIES`      | empty: the connection's peer is the client; comma-separated addresses and networks of reverse proxies whose `X-Forwarded-For` names the client (ADR 0019) |
 //! | `allow_self_approval`   | `MIRANTE_ALLOW_SELF_APPROVAL`  | unset: `false` with an OpenID provider (an admin neither approves nor merges their own request: another admin does), `true` with the development sign-in (its one demo admin) |
 //! | `probe_allow`           | `MIRANTE_PROBE_ALLOW`          | empty: probes never reach loopback, link-local (cloud metadata) or unspecified addresses; comma-separated host names, addresses and networks (`localhost,169.254.0.0/16`) they may reach |
 //! | `argocd_url`            | `MIRANTE_ARGOCD_URL`           | unset: Argo CD evidence is not read and merged resources are not followed past the merge |
@@ -113,6 +117,10 @@ const ENV_KEYS: &[&str] = &[
     "probe_allow",
     "allow_self_approval",
     "token_max_days",
+    "sign_in_per_minute",
+    "token_checks_per_minute",
+    "webhooks_per_minute",
+    "trusted_proxies",
     "argocd_url",
     "argocd_token",
     "argocd_poll_secs",
@@ -260,6 +268,19 @@ pub struct Config {
     /// The longest, in days, an API token may be made to work.
     #[serde(default = "default_token_max_days")]
     pub token_max_days: u32,
+    /// Sign-in attempts a client may make per minute (`0`: no limit).
+    #[serde(default = "default_sign_in_per_minute")]
+    pub sign_in_per_minute: u32,
+    /// API requests with a bearer token a client may send per minute (`0`: no limit).
+    #[serde(default = "default_token_checks_per_minute")]
+    pub token_checks_per_minute: u32,
+    /// Webhook deliveries a client may send per minute (`0`: no limit).
+    #[serde(default = "default_webhooks_per_minute")]
+    pub webhooks_per_minute: u32,
+    /// Reverse proxies whose `X-Forwarded-For` names the client: comma-separated addresses
+    /// and networks.
+    #[serde(default)]
+    pub trusted_proxies: String,
     /// Argo CD's address (`https://argocd.example.org`); Argo CD evidence is not read when unset.
     #[serde(default)]
     pub argocd_url: Option<String>,
@@ -375,6 +396,18 @@ fn default_token_max_days() -> u32 {
     365
 }
 
+fn default_sign_in_per_minute() -> u32 {
+    30
+}
+
+fn default_token_checks_per_minute() -> u32 {
+    600
+}
+
+fn default_webhooks_per_minute() -> u32 {
+    120
+}
+
 impl Default for Config {
     fn default() -> Self {
         Config {
@@ -417,6 +450,10 @@ impl Default for Config {
             probe_allow: String::new(),
             allow_self_approval: None,
             token_max_days: default_token_max_days(),
+            sign_in_per_minute: default_sign_in_per_minute(),
+            token_checks_per_minute: default_token_checks_per_minute(),
+            webhooks_per_minute: default_webhooks_per_minute(),
+            trusted_proxies: String::new(),
             argocd_url: None,
             argocd_token: None,
             argocd_poll_secs: default_argocd_poll_secs(),
@@ -813,6 +850,10 @@ impl fmt::Debug for Config {
             .field("probe_allow", &self.probe_allow)
             .field("allow_self_approval", &self.allow_self_approval)
             .field("token_max_days", &self.token_max_days)
+            .field("sign_in_per_minute", &self.sign_in_per_minute)
+            .field("token_checks_per_minute", &self.token_checks_per_minute)
+            .field("webhooks_per_minute", &self.webhooks_per_minute)
+            .field("trusted_proxies", &self.trusted_proxies)
             .field("argocd_url", &self.argocd_url)
             .field(
                 "argocd_token",

@@ -219,7 +219,11 @@ impl Application {
         self.state
             .catalog
             .spawn_reloaders(Some(refresh), background.clone());
-        spawn_session_cleanup(self.sessions.clone(), background.clone());
+        spawn_housekeeping(
+            self.sessions.clone(),
+            Arc::clone(&self.state.auth),
+            background.clone(),
+        );
         if let Some(provider) = &self.state.auth.oidc {
             tokio::spawn(Arc::clone(provider).keep_fresh(background.clone()));
         }
@@ -252,8 +256,9 @@ impl Application {
     }
 }
 
-/// Deletes expired sessions every minute until `stop` is cancelled.
-fn spawn_session_cleanup(store: DbSessionStore, stop: CancellationToken) {
+/// Every minute until `stop` is cancelled: deletes expired sessions and forgets clients whose
+/// rate-limit budget is whole again.
+fn spawn_housekeeping(store: DbSessionStore, auth: Arc<Auth>, stop: CancellationToken) {
     use tower_sessions::ExpiredDeletion;
     tokio::spawn(async move {
         let mut every = tokio::time::interval(Duration::from_secs(60));
@@ -264,6 +269,7 @@ fn spawn_session_cleanup(store: DbSessionStore, stop: CancellationToken) {
                     if let Err(error) = store.delete_expired().await {
                         tracing::warn!(%error, "cannot delete expired sessions");
                     }
+                    auth.limits.forget_idle();
                 }
             }
         }

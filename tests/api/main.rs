@@ -19,6 +19,7 @@ mod forges;
 mod health;
 mod history;
 mod items;
+mod limits;
 mod metrics;
 mod middleware;
 mod openapi;

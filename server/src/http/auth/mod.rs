@@ -6,18 +6,24 @@
 //! - this module: the session layer, the authentication middleware that every request goes
 //!   through (session or API token → [`Viewer`] in the request's extensions, CSRF Origin
 //!   check, the policy's decision), and the `/auth/*`, `/profile` and `/api/v1/me` routes.
+//! - [`limits`]: each client's budget of sign-ins, token checks and webhook deliveries.
 
+mod limits;
 mod origin;
 pub(crate) mod pages;
 pub mod policy;
 pub(crate) mod tokens;
 
-use std::{path::Path, sync::Arc};
+use std::{
+    net::{IpAddr, SocketAddr},
+    path::Path,
+    sync::Arc,
+};
 
 use anyhow::Context;
 use axum::{
     Form, Json, Router,
-    extract::{Path as UrlPath, Query, Request, State},
+    extract::{ConnectInfo, Path as UrlPath, Query, Request, State},
     http::{HeaderValue, Method, StatusCode, header},
     middleware::Next,
     response::{IntoResponse, Redirect, Response},
@@ -99,6 +105,8 @@ pub struct Auth {
     pub public_catalog: bool,
     /// API tokens already checked against the database.
     pub tokens: tokens::TokenCache,
+    /// Each client's budget of sign-ins, token checks and webhook deliveries.
+    pub(crate) limits: limits::RateLimits,
 }
 
 impl Auth {
@@ -135,6 +143,12 @@ impl Auth {
         let parsed = url::Url::parse(&public_url)
             .with_context(|| format!("MIRANTE_PUBLIC_URL {public_url} is not a URL"))?;
         let origin = parsed.origin().ascii_serialization();
+        let proxies = limits::TrustedProxies::parse(&config.trusted_proxies)?;
+        let per_minute = limits::PerMinute {
+            sign_in: config.sign_in_per_minute,
+            token_checks: config.token_checks_per_minute,
+            webhooks: config.webhooks_per_minute,
+        };
         Ok(Auth {
             oidc,
             admin_groups: config.admin_group_list(),
@@ -150,6 +164,7 @@ impl Auth {
                 .clamp(1, 60),
             public_catalog: config.public_catalog,
             tokens: tokens::TokenCache::new(tokens::TTL),
+            limits: limits::RateLimits::new(per_minute, proxies),
         })
     }
 
@@ -362,6 +377,11 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
         .map(str::trim)
         .map(str::to_owned);
     let via_token = bearer.is_some() && path.starts_with("/api/");
+    if let Some(bucket) = limits::Bucket::of(&path, via_token)
+        && let Err(refusal) = spend(&state, &req, bucket, api)
+    {
+        return refusal;
+    }
     if let (true, Some(token)) = (via_token, bearer) {
         match principal_from_token(&state, &token).await {
             Ok(Some(p)) => principal = Some(p),
@@ -489,6 +509,51 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
             .or_insert(HeaderValue::from_static("no-store"));
     }
     response
+}
+
+/// Spends one request of `bucket` from the client's budget; the 429 to send when it is spent.
+#[expect(
+    clippy::result_large_err,
+    reason = "the refusal is the response sent at once; boxing it would only add an allocation"
+)]
+fn spend(
+    state: &AppState,
+    req: &Request,
+    bucket: limits::Bucket,
+    api: bool,
+) -> Result<(), Response> {
+    let limits = &state.auth.limits;
+    let peer = req
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map_or(IpAddr::from([0, 0, 0, 0]), |c| c.0.ip());
+    let client = limits.client(peer, req.headers());
+    let Err(wait) = limits.check(bucket, client) else {
+        return Ok(());
+    };
+    let secs = limits::retry_after_secs(wait);
+    let kind = bucket.refusal_kind();
+    if let Some(left_out) = state.refusals.note(kind, std::time::Instant::now()) {
+        tracing::warn!(%client, retry_after_secs = secs, repeated = left_out, "{kind}: request refused");
+    }
+    let mut response = if api {
+        json_error(
+            StatusCode::TOO_MANY_REQUESTS,
+            &format!("too many requests; retry in {secs} s"),
+        )
+    } else {
+        pages::message(
+            StatusCode::TOO_MANY_REQUESTS,
+            PageLang::of(req.headers()),
+            "auth-msg-too-many",
+            None,
+            "/",
+        )
+    };
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    Err(response)
 }
 
 fn path_and_query(req: &Request) -> String {

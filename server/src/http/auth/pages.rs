@@ -146,6 +146,7 @@ pub(crate) const MESSAGE_KEYS: &[&str] = &[
     "auth-msg-sign-in-required",
     "auth-msg-admins-only",
     "auth-msg-cross-origin",
+    "auth-msg-too-many",
     "auth-msg-no-provider",
     "auth-msg-provider-unreachable",
     "auth-msg-dev-login-off",
