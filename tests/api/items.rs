@@ -82,12 +82,16 @@ on_both_databases! {
         assert_eq!(ids(&body), ["storage-replication", "tape-backup"]);
     }
 
-    async fn empty_filter_values_mean_any(backend: Backend) {
+    async fn an_empty_filter_value_is_refused_and_says_to_leave_it_out(backend: Backend) {
         let app = spawn_app(backend).await;
 
-        let body = app.get_json("/api/v1/items?state=&site=&q=", 200).await;
+        for query in ["state=", "site=&q=gpu", "q=", "qualifier=%20"] {
+            let body = app.get_json(&format!("/api/v1/items?{query}"), 400).await;
 
-        assert_eq!(body["total"], 6);
+            assert!(body["error"].as_str().unwrap().contains("is empty; leave it out"), "{query}: {body}");
+        }
+        let resources = app.get_json("/api/v1/resources?state=", 400).await;
+        assert!(resources["error"].as_str().unwrap().contains("`state` is empty"), "{resources}");
     }
 
     async fn items_are_paginated_with_limit_and_offset(backend: Backend) {

@@ -107,4 +107,36 @@ on_both_databases! {
             .unwrap()
             .contains(&Value::from("topic")));
     }
+
+    async fn answers_from_the_layers_around_the_handlers_are_documented_and_in_json(backend: Backend) {
+        let app = spawn_app(backend).await;
+        let doc = app.get_json("/api/v1/openapi.json", 200).await;
+
+        // Every API operation may answer 429 (a client over its rate limit), with Retry-After.
+        for (path, ops) in doc["paths"].as_object().unwrap() {
+            for (method, op) in ops.as_object().unwrap() {
+                if path.starts_with("/api/") {
+                    let too_many = &op["responses"]["429"];
+                    assert!(too_many["headers"]["Retry-After"].is_object(), "{method} {path}: {too_many}");
+                }
+                if path.contains('{') {
+                    assert!(op["responses"]["400"].is_object(), "{method} {path} does not document 400");
+                }
+            }
+        }
+
+        // A path parameter out of range is such a 400, in JSON like every other.
+        let out_of_range = app.get("/api/v1/requests/9223372036854775808").await;
+        assert_eq!(out_of_range.status().as_u16(), 400);
+        let body: Value = out_of_range.json().await.unwrap();
+        assert!(body["error"].as_str().unwrap().starts_with("invalid path"), "{body}");
+        let bad_resource = app.get("/api/v1/resources/-x").await;
+        assert_eq!(bad_resource.status().as_u16(), 400);
+        assert_eq!(bad_resource.headers()["content-type"], "application/json");
+
+        // A literal segment is its own route, as the router sees it: `preview` takes only POST.
+        let preview = app.get("/api/v1/requests/preview").await;
+        assert_eq!(preview.status().as_u16(), 405);
+        assert_eq!(preview.headers()["allow"], "POST");
+    }
 }

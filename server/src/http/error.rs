@@ -72,6 +72,19 @@ impl ApiError {
     }
 }
 
+/// A path parameter that cannot be read (`/api/v1/requests/99999999999999999999`) is the
+/// client's mistake, answered in JSON like every other.
+impl From<axum::extract::rejection::PathRejection> for ApiError {
+    fn from(rejection: axum::extract::rejection::PathRejection) -> Self {
+        ApiError::BadRequest(format!("invalid path: {}", rejection.body_text()))
+    }
+}
+
+/// `axum::extract::Path` with its refusals answered as [`ApiError`]s (JSON, 400).
+#[derive(Debug, axum::extract::FromRequestParts)]
+#[from_request(via(axum::extract::Path), rejection(ApiError))]
+pub(crate) struct ApiPath<T>(pub T);
+
 impl From<DbError> for ApiError {
     fn from(e: DbError) -> Self {
         ApiError::Internal(e.into())

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use axum::{
     Json,
-    extract::{Path, RawQuery, State},
+    extract::{RawQuery, State},
 };
 use mirante_domain::{
     State as ItemState,
@@ -19,7 +19,7 @@ use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{query::Params, schema};
-use crate::http::error::{ApiError, ErrorBody, quoted};
+use crate::http::error::{ApiError, ApiPath, ErrorBody, quoted};
 use crate::{app::catalog::CatalogStore, http::state::AppState};
 
 /// The history routes.
@@ -121,7 +121,7 @@ pub(crate) struct ItemHistory {
 )]
 pub(crate) async fn get_item_history(
     State(catalog): State<Arc<CatalogStore>>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<ItemHistory>, ApiError> {
     Params::parse(raw.as_deref(), &[])?;

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use axum::{
     Json,
-    extract::{Path, RawQuery, State},
+    extract::{RawQuery, State},
     response::{IntoResponse, Response},
 };
 use mirante_domain::{Decision, Item, ItemFilter, Qualifier, Snapshot, State as ItemState, Task};
@@ -13,7 +13,7 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{query::Params, schema};
-use crate::http::error::{ApiError, ErrorBody, quoted};
+use crate::http::error::{ApiError, ApiPath, ErrorBody, quoted};
 use crate::{app::catalog::CatalogStore, http::state::AppState};
 
 /// Page size when `limit` is not given.
@@ -38,10 +38,10 @@ pub(crate) fn router() -> OpenApiRouter<AppState> {
 )]
 pub(crate) struct ItemQuery {
     /// Site id; matches the items that list the site (platform-wide items list none).
-    #[param(example = "sp")]
+    #[param(example = "sp", min_length = 1)]
     site: Option<String>,
     /// Layer id; a layer matches its sub-layers (`l8` matches `l8a`).
-    #[param(example = "l2")]
+    #[param(example = "l2", min_length = 1)]
     layer: Option<String>,
     /// State.
     #[param(value_type = Option<schema::State>)]
@@ -50,6 +50,7 @@ pub(crate) struct ItemQuery {
     #[param(value_type = Option<schema::Qualifier>)]
     qualifier: Option<Qualifier>,
     /// Case-insensitive text searched in id, name, notes and tags.
+    #[param(min_length = 1)]
     q: Option<String>,
     /// Page size, 0 to 1000.
     #[param(default = 50, maximum = 1000)]
@@ -213,7 +214,7 @@ pub(crate) struct ItemDetail<'a> {
 )]
 pub(crate) async fn get_item(
     State(catalog): State<Arc<CatalogStore>>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
     Params::parse(raw.as_deref(), &[])?;

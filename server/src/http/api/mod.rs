@@ -71,7 +71,73 @@ fn documented() -> OpenApiRouter<AppState> {
 
 /// The OpenAPI document of this API.
 pub(crate) fn openapi() -> utoipa::openapi::OpenApi {
-    documented().into_openapi()
+    with_shared_responses(documented().into_openapi())
+}
+
+/// Adds the answers that come from the layers around every handler rather than from the
+/// handler: 400 for a path parameter that cannot be read (an id out of range, bytes that are
+/// not UTF-8), and 429 on `/api/*` for a client over its rate limit (`http::auth::limits`).
+fn with_shared_responses(mut doc: utoipa::openapi::OpenApi) -> utoipa::openapi::OpenApi {
+    use utoipa::openapi::{
+        ContentBuilder, HeaderBuilder, Ref, RefOr, ResponseBuilder, Type, path::ParameterIn,
+        schema::ObjectBuilder,
+    };
+    let error = |description: &str| {
+        ResponseBuilder::new().description(description).content(
+            "application/json",
+            ContentBuilder::new()
+                .schema(Some(Ref::from_schema_name("ErrorBody")))
+                .build(),
+        )
+    };
+    let bad_path = error("A path parameter that cannot be read (an id out of range, not UTF-8)");
+    let too_many = error(
+        "Too many requests of this kind from this address (API requests with a token, webhook \
+         deliveries); retry after `Retry-After` seconds",
+    )
+    .header(
+        "Retry-After",
+        HeaderBuilder::new()
+            .schema(Some(
+                ObjectBuilder::new()
+                    .schema_type(Type::Integer)
+                    .minimum(Some(1)),
+            ))
+            .description(Some("Seconds to wait before the next request"))
+            .build(),
+    );
+    let (bad_path, too_many) = (bad_path.build(), too_many.build());
+    for (path, item) in &mut doc.paths.paths {
+        let api = path.starts_with("/api/");
+        for op in [
+            &mut item.get,
+            &mut item.put,
+            &mut item.post,
+            &mut item.delete,
+            &mut item.patch,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            let has_path_params = op
+                .parameters
+                .iter()
+                .flatten()
+                .any(|p| matches!(p, RefOr::T(p) if p.parameter_in == ParameterIn::Path));
+            let responses = &mut op.responses.responses;
+            if has_path_params {
+                responses
+                    .entry("400".to_owned())
+                    .or_insert_with(|| RefOr::T(bad_path.clone()));
+            }
+            if api {
+                responses
+                    .entry("429".to_owned())
+                    .or_insert_with(|| RefOr::T(too_many.clone()));
+            }
+        }
+    }
+    doc
 }
 
 /// The API routes, ready to merge at the root.

@@ -1,5 +1,6 @@
-//! Strict query strings: every parameter must be known and given at most once, so a typo
-//! (`?stat=validated`) is a 400 instead of a silently unfiltered answer.
+//! Strict query strings: every parameter must be known, given at most once and not empty, so
+//! a typo (`?stat=validated`) or a half-written filter (`?state=`) is a 400 instead of a
+//! silently unfiltered answer. A parameter that is not wanted is left out.
 
 use std::collections::HashMap;
 
@@ -10,8 +11,7 @@ use crate::http::error::{ApiError, quoted};
 pub(crate) struct Params(HashMap<String, String>);
 
 impl Params {
-    /// Parses `raw` and refuses unknown or repeated parameters. Empty values count as
-    /// absent, as an HTML form sends them for "any".
+    /// Parses `raw` and refuses unknown, repeated and empty parameters.
     pub(crate) fn parse(raw: Option<&str>, allowed: &[&str]) -> Result<Self, ApiError> {
         let mut params = HashMap::new();
         for (key, value) in form_urlencoded::parse(raw.unwrap_or_default().as_bytes()) {
@@ -29,6 +29,12 @@ impl Params {
                     )
                 }));
             }
+            if value.trim().is_empty() {
+                return Err(ApiError::BadRequest(format!(
+                    "query parameter {} is empty; leave it out to mean any",
+                    quoted(&key)
+                )));
+            }
             if params.contains_key(key.as_ref()) {
                 return Err(ApiError::BadRequest(format!(
                     "query parameter {} given more than once",
@@ -37,11 +43,10 @@ impl Params {
             }
             params.insert(key.into_owned(), value.into_owned());
         }
-        params.retain(|_, v| !v.trim().is_empty());
         Ok(Params(params))
     }
 
-    /// A parameter's value, if given and not empty.
+    /// A parameter's value, if given.
     pub(crate) fn get(&self, key: &str) -> Option<&str> {
         self.0.get(key).map(String::as_str)
     }
@@ -86,11 +91,12 @@ mod tests {
     }
 
     #[test]
-    fn empty_values_count_as_absent() {
-        let params = Params::parse(Some("state=&q=gpu"), &["state", "q"]).unwrap();
+    fn an_empty_value_is_refused_by_name() {
+        for raw in ["state=&q=gpu", "q=gpu&state=%20", "state"] {
+            let err = Params::parse(Some(raw), &["state", "q"]).unwrap_err();
 
-        assert_eq!(params.get("state"), None);
-        assert_eq!(params.get("q"), Some("gpu"));
+            assert!(err.to_string().contains("`state` is empty"), "{raw}: {err}");
+        }
     }
 
     #[test]

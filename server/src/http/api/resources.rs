@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::http::auth::Principal;
 use axum::{
     Extension, Json,
-    extract::{Path, RawQuery, State},
+    extract::{RawQuery, State},
 };
 use mirante_domain::resource::{Resource, ResourceFilter, ResourceState};
 use serde::Serialize;
@@ -16,7 +16,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use super::query::Params;
 use super::schema;
 use crate::app::selfservice::service::SelfService;
-use crate::http::error::{ApiError, ErrorBody};
+use crate::http::error::{ApiError, ApiPath, ErrorBody};
 use crate::http::state::AppState;
 
 /// The resource routes.
@@ -36,13 +36,13 @@ pub(crate) fn router() -> OpenApiRouter<AppState> {
 )]
 pub(crate) struct ResourceQuery {
     /// Only this owner's (username).
-    #[param(example = "rui")]
+    #[param(example = "rui", min_length = 1)]
     owner: Option<String>,
     /// Only those made from this template.
-    #[param(example = "gpu-workspace")]
+    #[param(example = "gpu-workspace", min_length = 1)]
     template: Option<String>,
     /// Only those on this cluster (a catalog item id).
-    #[param(example = "gpu-sp-01")]
+    #[param(example = "gpu-sp-01", min_length = 1)]
     cluster: Option<String>,
     /// Only those in this state.
     #[param(value_type = Option<schema::ResourceState>)]
@@ -116,7 +116,7 @@ pub(crate) async fn list_resources(
 pub(crate) async fn get_resource(
     State(service): State<Arc<SelfService>>,
     Extension(principal): Extension<Principal>,
-    Path(id): Path<i64>,
+    ApiPath(id): ApiPath<i64>,
 ) -> Result<Json<Resource>, ApiError> {
     Ok(Json(service.resource(&principal, id).await?))
 }

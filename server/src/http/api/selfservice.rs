@@ -9,7 +9,7 @@ use std::sync::Arc;
 use axum::{
     Extension, Json,
     body::Bytes,
-    extract::{Path, State, rejection::JsonRejection},
+    extract::{State, rejection::JsonRejection},
     http::StatusCode,
 };
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
@@ -28,7 +28,7 @@ use crate::app::selfservice::service::ServiceError;
 use crate::app::selfservice::service::TemplateDetail;
 use crate::app::selfservice::service::TemplateSummary;
 use crate::http::auth::Principal;
-use crate::http::error::{ApiError, ErrorBody};
+use crate::http::error::{ApiError, ApiPath, ErrorBody};
 use crate::http::state::AppState;
 
 /// The self-service routes.
@@ -129,7 +129,7 @@ pub(crate) async fn list_templates(
 pub(crate) async fn get_template(
     State(service): State<Arc<SelfService>>,
     Extension(principal): Extension<Principal>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> Result<Json<TemplateDetail>, ApiError> {
     Ok(Json(service.template_for(&principal, &id).await?))
 }
@@ -207,7 +207,7 @@ pub(crate) async fn submit(
 pub(crate) async fn preview_catalog_change(
     State(service): State<Arc<SelfService>>,
     Extension(principal): Extension<Principal>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     input: Result<Json<CatalogChangeInput>, JsonRejection>,
 ) -> Result<Json<CatalogChangePreview>, ApiError> {
     let input = body(input)?;
@@ -240,7 +240,7 @@ pub(crate) async fn preview_catalog_change(
 pub(crate) async fn submit_catalog_change(
     State(service): State<Arc<SelfService>>,
     Extension(principal): Extension<Principal>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     input: Result<Json<CatalogChangeInput>, JsonRejection>,
 ) -> Result<(StatusCode, Json<RequestDetail>), ApiError> {
     let input = body(input)?;
@@ -292,7 +292,7 @@ pub(crate) async fn list_requests(
 pub(crate) async fn get_request(
     State(service): State<Arc<SelfService>>,
     Extension(principal): Extension<Principal>,
-    Path(id): Path<i64>,
+    ApiPath(id): ApiPath<i64>,
 ) -> Result<Json<RequestDetail>, ApiError> {
     Ok(Json(service.request(&principal, id).await?))
 }
@@ -329,7 +329,7 @@ pub(crate) struct ReviewDecision {
 pub(crate) async fn approve(
     State(service): State<Arc<SelfService>>,
     Extension(principal): Extension<Principal>,
-    Path(id): Path<i64>,
+    ApiPath(id): ApiPath<i64>,
     bytes: Bytes,
 ) -> Result<Json<RequestDetail>, ApiError> {
     let decision: ReviewDecision = optional_body(&bytes)?;
@@ -364,7 +364,7 @@ pub(crate) async fn approve(
 pub(crate) async fn reject(
     State(service): State<Arc<SelfService>>,
     Extension(principal): Extension<Principal>,
-    Path(id): Path<i64>,
+    ApiPath(id): ApiPath<i64>,
     bytes: Bytes,
 ) -> Result<Json<RequestDetail>, ApiError> {
     let decision: ReviewDecision = optional_body(&bytes)?;
@@ -402,7 +402,7 @@ pub(crate) struct MergeOptions {
 pub(crate) async fn merge(
     State(service): State<Arc<SelfService>>,
     Extension(principal): Extension<Principal>,
-    Path(id): Path<i64>,
+    ApiPath(id): ApiPath<i64>,
     bytes: Bytes,
 ) -> Result<Json<RequestDetail>, ApiError> {
     let options: MergeOptions = optional_body(&bytes)?;

@@ -228,10 +228,50 @@ pub fn signed_by_sender(path: &str) -> bool {
 
 /// What `method path` requires, or `None` when the table has no line for it.
 pub fn lookup(method: &Method, path: &str) -> Option<Access> {
-    ROUTES
-        .iter()
-        .find(|(methods, pattern, _)| methods.covers(method) && matches(pattern, path))
+    lines_for(path)
+        .into_iter()
+        .find(|(methods, _, _)| methods.covers(method))
         .map(|(_, _, access)| *access)
+}
+
+/// The table's lines for `path`, as the router picks them: where several patterns match, the
+/// one with a literal segment where others have a parameter wins (`/api/v1/requests/preview`
+/// is that route, never `/api/v1/requests/{id}` with the id `preview`).
+fn lines_for(path: &str) -> Vec<&'static (Methods, &'static str, Access)> {
+    let mut best: Vec<&'static (Methods, &'static str, Access)> = Vec::new();
+    let mut best_rank: Option<Vec<u8>> = None;
+    for line in ROUTES
+        .iter()
+        .filter(|(_, pattern, _)| matches(pattern, path))
+    {
+        let rank = specificity(line.1);
+        match &best_rank {
+            Some(b) if rank > *b => {}
+            Some(b) if rank == *b => best.push(line),
+            _ => {
+                best = vec![line];
+                best_rank = Some(rank);
+            }
+        }
+    }
+    best
+}
+
+/// How general each segment of a pattern is: a literal (0) before a parameter (1) before a
+/// catch-all (2); a smaller rank is the more specific pattern.
+fn specificity(pattern: &str) -> Vec<u8> {
+    pattern
+        .split('/')
+        .map(|s| {
+            if s.starts_with("{*") {
+                2
+            } else if s.starts_with('{') {
+                1
+            } else {
+                0
+            }
+        })
+        .collect()
 }
 
 /// What `method path` requires; a path the table does not know needs a session (server
@@ -269,12 +309,10 @@ pub fn route(method: &Method, path: &str) -> Route {
         return Route::Known(access);
     }
     let mut allowed: Vec<Method> = Vec::new();
-    for (methods, pattern, _) in ROUTES {
-        if matches(pattern, path) {
-            for m in methods.list() {
-                if !allowed.contains(m) {
-                    allowed.push(m.clone());
-                }
+    for (methods, _, _) in lines_for(path) {
+        for m in methods.list() {
+            if !allowed.contains(m) {
+                allowed.push(m.clone());
             }
         }
     }
@@ -390,6 +428,23 @@ mod tests {
         assert_eq!(
             route(&Method::TRACE, "/_fn/findings"),
             Route::WrongMethod(vec![Method::GET, Method::HEAD, Method::POST])
+        );
+    }
+
+    #[test]
+    fn a_literal_segment_wins_over_a_parameter_as_in_the_router() {
+        // `preview` is its own route, not the request with the id `preview`.
+        assert_eq!(
+            route(&Method::GET, "/api/v1/requests/preview"),
+            Route::WrongMethod(vec![Method::POST])
+        );
+        assert_eq!(
+            route(&Method::POST, "/api/v1/requests/preview"),
+            Route::Known(Access::SignedIn)
+        );
+        assert_eq!(
+            route(&Method::GET, "/api/v1/requests/7"),
+            Route::Known(Access::SignedIn)
         );
     }
 
