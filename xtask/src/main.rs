@@ -19,6 +19,7 @@ mod bench;
 mod container;
 mod manifests;
 mod precompress;
+mod schemathesis;
 
 /// Name of the wasm bundle and stylesheet; also set as `LEPTOS_OUTPUT_NAME` in .cargo/config.toml.
 const OUTPUT_NAME: &str = "mirante";
@@ -32,6 +33,8 @@ commands:
   setup    install the tools the other commands need
   container  build the container image with podman around the debug build and check a
            container of it (health check, /readyz, sign-in, catalog)
+  schemathesis  build the server and run schemathesis against its OpenAPI document as an
+           admin and as a researcher (tests/schemathesis/schemathesis.toml)
   manifests  render the Kubernetes overlays (deploy/kubernetes) and check them against
            Kubernetes' schemas and the CloudNativePG and Argo CD CRDs, and the same for
            what each shipped self-service template renders
@@ -77,6 +80,11 @@ fn run() -> Result<()> {
             manifests::check()?;
             sh(&cargo(), ["build", "--package", "mirante"])?;
             manifests::check_templates(&server_bin("debug"))
+        }
+        Some("schemathesis") => {
+            setup(false)?;
+            build(false)?;
+            schemathesis::run()
         }
         Some("container") => {
             setup(false)?;
@@ -415,6 +423,7 @@ fn test() -> Result<()> {
     manifests::check()?;
     build(false)?;
     check_openapi()?;
+    schemathesis::run()?;
     manifests::check_templates(&server_bin("debug"))?;
     container::test()?;
     sh(&cargo(), ["test", "--workspace"])?;

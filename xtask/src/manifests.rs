@@ -19,7 +19,9 @@ const KUBERNETES_VALIDATE: &str = "kubernetes-validate==1.37.0";
 /// openapi-spec-validator, pinned: it checks the JSON API's OpenAPI 3.1 document.
 const OPENAPI_SPEC_VALIDATOR: &str = "openapi-spec-validator==0.7.2";
 /// Installed together, so that pip resolves their shared dependencies (jsonschema) once.
-const PYTHON_PACKAGES: [&str; 2] = [KUBERNETES_VALIDATE, OPENAPI_SPEC_VALIDATOR];
+/// Property-based tests of the served API (`xtask/src/schemathesis.rs`).
+const SCHEMATHESIS: &str = "schemathesis==4.32.5";
+const PYTHON_PACKAGES: [&str; 3] = [KUBERNETES_VALIDATE, OPENAPI_SPEC_VALIDATOR, SCHEMATHESIS];
 
 /// Renders and checks the manifests; fails listing every problem.
 pub fn check() -> Result<()> {
@@ -160,8 +162,9 @@ fn collect_yaml(dir: &Path, out: &mut Vec<std::path::PathBuf>) -> Result<()> {
     Ok(())
 }
 
-/// Installs the pinned Python checkers (kubernetes-validate, openapi-spec-validator) and their
-/// dependencies into the cache once; returns the directory to put on PYTHONPATH.
+/// Installs the pinned Python checkers (kubernetes-validate, openapi-spec-validator,
+/// schemathesis) and their dependencies into the cache once; returns the directory to put on
+/// PYTHONPATH.
 pub fn python_packages() -> Result<std::path::PathBuf> {
     let dir = target_dir().join("tools/python");
     let marker = dir.join(".installed");

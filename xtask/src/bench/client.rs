@@ -17,7 +17,7 @@ const MAX_BODY: u64 = 64 << 20;
 
 /// An HTTP client for one server, answering every status (a 303 or a 401 is an answer to
 /// look at, not an error) and following no redirect (the sign-in's 303 carries the cookie).
-pub(super) struct Client {
+pub(crate) struct Client {
     agent: ureq::Agent,
     base: String,
 }
@@ -32,7 +32,7 @@ pub(super) struct Reply {
 
 impl Client {
     /// A client for the server at `addr`; a request that takes longer than `timeout` fails.
-    pub(super) fn new(addr: SocketAddr, timeout: Duration) -> Self {
+    pub(crate) fn new(addr: SocketAddr, timeout: Duration) -> Self {
         let agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .max_redirects(0)
@@ -121,9 +121,9 @@ impl fmt::Display for Access {
 }
 
 /// Credentials of a researcher signed in through the development sign-in.
-pub(super) struct Credentials {
+pub(crate) struct Credentials {
     cookie: String,
-    token: String,
+    pub(crate) token: String,
 }
 
 impl Credentials {
@@ -136,10 +136,15 @@ impl Credentials {
     }
 }
 
-/// Signs in as the development sign-in's researcher (`rui`) and makes a personal API token,
-/// as a person would in the browser: `POST /auth/dev`, `GET /profile`, `POST /profile/tokens`.
+/// Signs in as the development sign-in's researcher (`rui`) and makes a personal API token.
 pub(super) fn sign_in(client: &Client) -> Result<Credentials> {
-    let r = client.post_form("/auth/dev", &[], "user=rui&next=%2F")?;
+    sign_in_as(client, "rui")
+}
+
+/// Signs in as the development sign-in's `user` and makes a personal API token, as a person
+/// would in the browser: `POST /auth/dev`, `GET /profile`, `POST /profile/tokens`.
+pub(crate) fn sign_in_as(client: &Client, user: &str) -> Result<Credentials> {
+    let r = client.post_form("/auth/dev", &[], &format!("user={user}&next=%2F"))?;
     let cookie = r
         .set_cookies
         .iter()

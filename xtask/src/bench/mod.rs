@@ -30,12 +30,12 @@
 //! the Markdown.
 
 mod catalog;
-mod client;
+pub(crate) mod client;
 mod history;
 mod load;
 mod proc;
 mod report;
-mod server;
+pub(crate) mod server;
 mod tools;
 
 use std::{

@@ -82,8 +82,15 @@ pub(super) fn startup_time(ctx: &Ctx<'_>, catalog: &Path, n: usize) -> Result<St
     })
 }
 
+/// The binary a [`Server`] runs, its hydration bundle, and the folder it runs in.
+pub(crate) struct Place<'a> {
+    pub(crate) bin: &'a Path,
+    pub(crate) site_root: &'a Path,
+    pub(crate) scratch: &'a Path,
+}
+
 /// A `mirante serve` child process, stopped when dropped.
-pub(super) struct Server {
+pub(crate) struct Server {
     child: Option<Child>,
     /// Copies the server's stderr to its log; ends when the server does.
     reader: Option<thread::JoinHandle<()>>,
@@ -96,7 +103,7 @@ pub(super) struct Server {
 
 /// Where a measured server reads its catalog.
 #[derive(Debug, Clone, Copy)]
-pub(super) enum Source<'a> {
+pub(crate) enum Source<'a> {
     /// A directory of YAML files (`MIRANTE_CATALOG`).
     Dir(&'a Path),
     /// The `catalog/` folder of the `main` branch of a bare monorepo, through the local forge
@@ -112,7 +119,24 @@ impl Server {
         data: &Path,
         log: &Path,
     ) -> Result<Self> {
-        let mut cmd = Command::new(ctx.bin);
+        let place = Place {
+            bin: ctx.bin,
+            site_root: ctx.site_root,
+            scratch: ctx.scratch,
+        };
+        Self::spawn(&place, source, data, log, &[])
+    }
+
+    /// [`Server::start`] outside a benchmark, with `settings` set last (they win over the
+    /// benchmark's own).
+    pub(crate) fn spawn(
+        place: &Place<'_>,
+        source: Source<'_>,
+        data: &Path,
+        log: &Path,
+        settings: &[(&str, &str)],
+    ) -> Result<Self> {
+        let mut cmd = Command::new(place.bin);
         cmd.arg("serve");
         // Only what we set: no stray configuration from the caller's environment.
         for (key, _) in env::vars_os() {
@@ -139,13 +163,14 @@ impl Server {
         };
         cmd.env("MIRANTE_BIND", "127.0.0.1:0")
             .env("MIRANTE_DATA_DIR", data)
-            .env("LEPTOS_SITE_ROOT", ctx.site_root)
+            .env("LEPTOS_SITE_ROOT", place.site_root)
             // Anonymous reads of the catalog, so that the same server is measured with no
             // credentials, an API token and a session; without an OpenID issuer the
             // development sign-in provides the latter two.
             .env("MIRANTE_PUBLIC_CATALOG", "true")
+            .envs(settings.iter().copied())
             // No ./mirante.toml is picked up from here.
-            .current_dir(ctx.scratch)
+            .current_dir(place.scratch)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
@@ -153,7 +178,7 @@ impl Server {
         let started = Instant::now();
         let mut child = cmd
             .spawn()
-            .with_context(|| format!("starting {}", ctx.bin.display()))?;
+            .with_context(|| format!("starting {}", place.bin.display()))?;
         let stderr = child.stderr.take().context("server stderr not piped")?;
         let (tx, addr_rx) = mpsc::channel();
         // Reads the log until the server exits, so the pipe never fills.
@@ -183,7 +208,7 @@ impl Server {
     }
 
     /// Waits for the `listening` line, then polls `/readyz` until it answers 200.
-    pub(super) fn wait_ready(&mut self) -> Result<SocketAddr> {
+    pub(crate) fn wait_ready(&mut self) -> Result<SocketAddr> {
         let deadline = self.started + READY_TIMEOUT;
         let addr = loop {
             match self.addr_rx.recv_timeout(Duration::from_millis(50)) {
@@ -219,7 +244,7 @@ impl Server {
     }
 
     /// SIGTERM (graceful shutdown), then SIGKILL if it has not exited within 10 s.
-    pub(super) fn stop(&mut self) {
+    pub(crate) fn stop(&mut self) {
         let Some(mut child) = self.child.take() else {
             return;
         };
