@@ -5,6 +5,8 @@
 
 pub mod access;
 pub mod capacity;
+#[cfg(feature = "load")]
+pub mod catalog_edit;
 pub mod deployment;
 pub mod diagnostic;
 pub mod history;

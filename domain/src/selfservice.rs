@@ -13,7 +13,7 @@
 //! (a namespace must be on the cluster chosen in another parameter).
 
 use std::collections::BTreeSet;
-use std::fmt;
+use std::fmt::{self, Write as _};
 
 use regex::{Regex, RegexBuilder};
 use serde::{Deserialize, Serialize};
@@ -1286,6 +1286,37 @@ pub(crate) fn printable(s: &str, max: usize) -> String {
         }
     }
     out
+}
+
+/// `text` as a YAML double-quoted scalar. Everything outside YAML's printable set, the
+/// characters YAML 1.1 reads as line breaks (U+0085, U+2028, U+2029), the byte-order mark,
+/// `"` and `\` are escaped, so the scalar ends exactly at the closing quote.
+pub fn yaml_quote(out: &mut String, text: &str) {
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            ' '..='~' => out.push(c),
+            '\u{85}' | '\u{2028}' | '\u{2029}' | '\u{FEFF}' => {
+                let _ = write!(out, "\\u{:04X}", u32::from(c));
+            }
+            '\u{A0}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..='\u{10FFFF}'
+                if !is_forbidden_char(c) =>
+            {
+                out.push(c)
+            }
+            c if u32::from(c) <= 0xFFFF => {
+                let _ = write!(out, "\\u{:04X}", u32::from(c));
+            }
+            c => {
+                let _ = write!(out, "\\U{:08X}", u32::from(c));
+            }
+        }
+    }
+    out.push('"');
 }
 
 #[cfg(test)]

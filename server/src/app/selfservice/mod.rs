@@ -18,7 +18,7 @@
 //! `mirante_domain::request`.
 
 pub(crate) mod capacity;
-pub(crate) mod catalog_edit;
+pub(crate) use mirante_domain::catalog_edit;
 pub(crate) mod demo_history;
 pub(crate) mod deployments;
 pub(crate) mod kubeconfig;

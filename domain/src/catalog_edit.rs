@@ -15,7 +15,7 @@
 //!   lines, new ones are written as a block mapping at the indentation of the others.
 //!
 //! New values are written by the same quoting as self-service templates
-//! ([`yaml_quote`](super::template::render::yaml_quote)): strings always double-quoted with
+//! ([`yaml_quote`](crate::selfservice::yaml_quote)): strings always double-quoted with
 //! every line break, quote and invisible character escaped, so a value can never become a
 //! key, a list item or a document. The result is then read back and must be the original
 //! file with exactly this item's three fields changed; anything else is refused (a check
@@ -23,18 +23,18 @@
 
 use std::fmt;
 
-use mirante_domain::{CatalogFile, Evidence, Item, Qualifier, State};
+use crate::{CatalogFile, Evidence, Item, Qualifier, State};
 use serde::{
     Deserialize, Deserializer,
     de::{IgnoredAny, MapAccess, Visitor},
 };
 use serde_saphyr::Spanned;
 
-use super::template::render::yaml_quote;
+use crate::selfservice::yaml_quote;
 
 /// The fields of an item a catalog change sets, each to its whole new value.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ItemEdit {
+pub struct ItemEdit {
     /// The new state.
     pub state: State,
     /// The new qualifier; `None` removes it.
@@ -45,7 +45,7 @@ pub(crate) struct ItemEdit {
 
 /// Why a file could not be edited.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum EditError {
+pub enum EditError {
     /// The file does not parse (it is the base branch's, so this means it changed under us).
     #[error("the catalog file does not parse: {0}")]
     Parse(String),
@@ -179,7 +179,7 @@ fn indent_of(text: &str, at: usize) -> String {
 
 /// Edits the item `id` of `text` (one catalog file) to `edit`; see the module documentation.
 /// An edit that changes nothing returns the text unchanged.
-pub(crate) fn edit_item(text: &str, id: &str, edit: &ItemEdit) -> Result<String, EditError> {
+pub fn edit_item(text: &str, id: &str, edit: &ItemEdit) -> Result<String, EditError> {
     let parse_error = |e: serde_saphyr::Error| EditError::Parse(e.to_string());
     let top: Pairs = serde_saphyr::from_str(text).map_err(parse_error)?;
     let positions: ItemPositions = serde_saphyr::from_str(text).map_err(parse_error)?;
