@@ -33,6 +33,8 @@ commands:
   setup    install the tools the other commands need
   container  build the container image with podman around the debug build and check a
            container of it (health check, /readyz, sign-in, catalog)
+  deny     check the dependency tree against deny.toml (licenses, bans, sources; advisories
+           when the advisory database can be fetched)
   schemathesis  build the server and run schemathesis against its OpenAPI document as an
            admin and as a researcher (tests/schemathesis/schemathesis.toml)
   manifests  render the Kubernetes overlays (deploy/kubernetes) and check them against
@@ -45,6 +47,9 @@ commands:
   synth N DIR [--monorepo]  write the benchmark's synthetic catalog of N items into DIR
            (relative to the workspace root), for measuring by hand; --monorepo: the bare
            monorepo of 20,000 commits the history is measured on, with that catalog";
+
+/// The cargo-deny release the test command installs (`cargo install --locked`).
+const CARGO_DENY: &str = "0.20.2";
 
 fn main() -> ExitCode {
     match run() {
@@ -80,6 +85,10 @@ fn run() -> Result<()> {
             manifests::check()?;
             sh(&cargo(), ["build", "--package", "mirante"])?;
             manifests::check_templates(&server_bin("debug"))
+        }
+        Some("deny") => {
+            setup(true)?;
+            deny()
         }
         Some("schemathesis") => {
             setup(false)?;
@@ -246,6 +255,14 @@ fn setup(for_tests: bool) -> Result<()> {
     }
 
     if for_tests {
+        // The dependency checks of the test command (deny.toml), built from crates.io.
+        let deny = output(&cargo(), &["deny", "--version"]).unwrap_or_default();
+        if deny.split_whitespace().nth(1) != Some(CARGO_DENY) {
+            sh(
+                &cargo(),
+                ["install", "cargo-deny", "--version", CARGO_DENY, "--locked"],
+            )?;
+        }
         if !Path::new("/usr/bin/chromium").exists() {
             sh("apt-get", ["update", "-q"])?;
             sh("apt-get", ["install", "-y", "-q", "chromium"])?;
@@ -392,6 +409,7 @@ pub(crate) fn site_env(cmd: &mut Command) {
 /// against the built portal.
 fn test() -> Result<()> {
     sh(&cargo(), ["fmt", "--all", "--check"])?;
+    deny()?;
     sh(
         &cargo(),
         [
@@ -454,6 +472,38 @@ fn test() -> Result<()> {
         )
         .env("LEPTOS_SITE_ROOT", site_root());
     run_cmd(&mut node)
+}
+
+/// The dependency tree against deny.toml: licenses, banned crates and sources always; known
+/// vulnerabilities when the advisory database can be fetched (it is a git repository on
+/// GitHub, which a machine may not reach: then that check is skipped and says so).
+fn deny() -> Result<()> {
+    sh(
+        &cargo(),
+        [
+            "deny",
+            "check",
+            "--hide-inclusion-graph",
+            "licenses",
+            "bans",
+            "sources",
+        ],
+    )?;
+    if sh(&cargo(), ["deny", "fetch", "db"]).is_ok() {
+        sh(
+            &cargo(),
+            [
+                "deny",
+                "check",
+                "--disable-fetch",
+                "--hide-inclusion-graph",
+                "advisories",
+            ],
+        )
+    } else {
+        eprintln!("xtask: the advisory database cannot be fetched; advisories are not checked");
+        Ok(())
+    }
 }
 
 /// Validates the server's OpenAPI document with openapi-spec-validator (PyPI), the checker
