@@ -17,6 +17,7 @@ use anyhow::{Context, Result, bail};
 
 mod bench;
 mod container;
+mod fuzz;
 mod manifests;
 mod precompress;
 mod schemathesis;
@@ -33,6 +34,7 @@ commands:
   setup    install the tools the other commands need
   container  build the container image with podman around the debug build and check a
            container of it (health check, /readyz, sign-in, catalog)
+  fuzz     run each fuzz target of fuzz/ for MIRANTE_FUZZ_SECS (60) seconds (nightly)
   deny     check the dependency tree against deny.toml (licenses, bans, sources; advisories
            when the advisory database can be fetched)
   schemathesis  build the server and run schemathesis against its OpenAPI document as an
@@ -50,6 +52,8 @@ commands:
 
 /// The cargo-deny release the test command installs (`cargo install --locked`).
 const CARGO_DENY: &str = "0.20.2";
+/// The cargo-fuzz release the test command installs (`cargo install --locked`).
+const CARGO_FUZZ: &str = "0.13.2";
 
 fn main() -> ExitCode {
     match run() {
@@ -85,6 +89,10 @@ fn run() -> Result<()> {
             manifests::check()?;
             sh(&cargo(), ["build", "--package", "mirante"])?;
             manifests::check_templates(&server_bin("debug"))
+        }
+        Some("fuzz") => {
+            setup(true)?;
+            fuzz::run()
         }
         Some("deny") => {
             setup(true)?;
@@ -261,6 +269,13 @@ fn setup(for_tests: bool) -> Result<()> {
             sh(
                 &cargo(),
                 ["install", "cargo-deny", "--version", CARGO_DENY, "--locked"],
+            )?;
+        }
+        let fuzz = output(&cargo(), &["fuzz", "--version"]).unwrap_or_default();
+        if fuzz.split_whitespace().nth(1) != Some(CARGO_FUZZ) {
+            sh(
+                &cargo(),
+                ["install", "cargo-fuzz", "--version", CARGO_FUZZ, "--locked"],
             )?;
         }
         if !Path::new("/usr/bin/chromium").exists() {
@@ -445,6 +460,7 @@ fn test() -> Result<()> {
     manifests::check_templates(&server_bin("debug"))?;
     container::test()?;
     sh(&cargo(), ["test", "--workspace"])?;
+    fuzz::run()?;
     // The test OpenID provider's own self-test.
     let mut oidc = Command::new("node");
     // A test that hangs fails after a minute instead of holding the whole run.
