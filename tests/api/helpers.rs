@@ -96,6 +96,19 @@ impl TestApp {
             .expect("request failed")
     }
 
+    /// A GitHub pull request webhook with a signature no secret made, sent without
+    /// credentials.
+    pub async fn forged_webhook(&self) -> Response {
+        self.anonymous
+            .post(format!("{}/api/v1/forge/webhook", self.address))
+            .header("x-hub-signature-256", "sha256=00")
+            .header("x-github-event", "pull_request")
+            .body(r#"{"action":"closed"}"#)
+            .send()
+            .await
+            .expect("request failed")
+    }
+
     /// A session cookie (`name=value; …`) for the demo user `user`, for clients that send
     /// their own headers.
     pub async fn dev_cookie(&self, user: &str) -> String {

@@ -134,15 +134,7 @@ on_both_databases! {
 
         let mut statuses = Vec::new();
         for _ in 0..6 {
-            let forged = app
-                .anonymous
-                .post(format!("{}/api/v1/forge/webhook", app.address))
-                .header("x-hub-signature-256", "sha256=00")
-                .header("x-github-event", "pull_request")
-                .body(r#"{"action":"closed"}"#)
-                .send()
-                .await
-                .unwrap();
+            let forged = app.forged_webhook().await;
             if forged.status() == StatusCode::TOO_MANY_REQUESTS {
                 assert!(retry_after(&forged) >= 1);
             }

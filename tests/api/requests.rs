@@ -564,15 +564,7 @@ on_both_databases! {
 
         let mut flood = Vec::new();
         for _ in 0..31 {
-            let forged = app
-                .anonymous
-                .post(format!("{}/api/v1/forge/webhook", app.address))
-                .header("x-hub-signature-256", "sha256=00")
-                .header("x-github-event", "pull_request")
-                .body(r#"{"action":"closed"}"#)
-                .send()
-                .await
-                .unwrap();
+            let forged = app.forged_webhook().await;
             flood.push(forged.status().as_u16());
         }
 

@@ -263,21 +263,9 @@ fn setup(for_tests: bool) -> Result<()> {
     }
 
     if for_tests {
-        // The dependency checks of the test command (deny.toml), built from crates.io.
-        let deny = output(&cargo(), &["deny", "--version"]).unwrap_or_default();
-        if deny.split_whitespace().nth(1) != Some(CARGO_DENY) {
-            sh(
-                &cargo(),
-                ["install", "cargo-deny", "--version", CARGO_DENY, "--locked"],
-            )?;
-        }
-        let fuzz = output(&cargo(), &["fuzz", "--version"]).unwrap_or_default();
-        if fuzz.split_whitespace().nth(1) != Some(CARGO_FUZZ) {
-            sh(
-                &cargo(),
-                ["install", "cargo-fuzz", "--version", CARGO_FUZZ, "--locked"],
-            )?;
-        }
+        // The dependency checks (deny.toml) and the fuzz targets' runner.
+        install_cargo_tool("deny", CARGO_DENY)?;
+        install_cargo_tool("fuzz", CARGO_FUZZ)?;
         if !Path::new("/usr/bin/chromium").exists() {
             sh("apt-get", ["update", "-q"])?;
             sh("apt-get", ["install", "-y", "-q", "chromium"])?;
@@ -289,6 +277,20 @@ fn setup(for_tests: bool) -> Result<()> {
         npm_ci(Path::new("tests/forges"))?;
     }
     Ok(())
+}
+
+/// Installs `cargo-<name>` at `version` from crates.io (`--locked`) unless `cargo <name>
+/// --version` already says that version.
+fn install_cargo_tool(name: &str, version: &str) -> Result<()> {
+    let have = output(&cargo(), &[name, "--version"]).unwrap_or_default();
+    if have.split_whitespace().nth(1) == Some(version) {
+        return Ok(());
+    }
+    let krate = format!("cargo-{name}");
+    sh(
+        &cargo(),
+        ["install", krate.as_str(), "--version", version, "--locked"],
+    )
 }
 
 /// The wasm-bindgen CLI that `cargo install` puts in cargo's bin directory, which need not
