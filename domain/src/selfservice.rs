@@ -149,6 +149,11 @@ pub enum Format {
     /// An RFC 1123 label as Kubernetes names require: lowercase letters, digits and `-`,
     /// starting and ending with a letter or digit, at most 63 characters.
     DnsLabel,
+    /// An http(s) URL of a service on the network, for the platform to reach (an S3
+    /// endpoint): never the requester's cluster node itself (loopback, `localhost`), the
+    /// cloud's metadata service (link-local, `metadata.google.internal`) or the unspecified
+    /// address, which nothing a researcher asks for has a reason to name.
+    ExternalUrl,
 }
 
 /// Where a parameter's choices come from in the catalog.
@@ -400,6 +405,8 @@ pub enum ErrorCode {
     Pattern,
     /// Not an RFC 1123 label.
     NotDnsLabel,
+    /// Not an http(s) URL, or one naming a loopback, link-local or unspecified address.
+    NotExternalUrl,
     /// Holds a control or invisible formatting character (`character`, as `U+XXXX`).
     ForbiddenCharacter,
     /// Not one of the catalog's options (`allowed`).
@@ -441,6 +448,7 @@ impl ErrorCode {
             ErrorCode::NotInEnum => "not_in_enum",
             ErrorCode::Pattern => "pattern",
             ErrorCode::NotDnsLabel => "not_dns_label",
+            ErrorCode::NotExternalUrl => "not_external_url",
             ErrorCode::ForbiddenCharacter => "forbidden_character",
             ErrorCode::NotAnOption => "not_an_option",
             ErrorCode::ExceedsCapacity => "exceeds_capacity",
@@ -1124,6 +1132,17 @@ impl StringRules<'_> {
                 ),
             )));
         }
+        if self.format == Some(Format::ExternalUrl) && !is_external_url(s) {
+            return Err(with_index(FieldError::new(
+                field,
+                ErrorCode::NotExternalUrl,
+                format!(
+                    "{prefix}must be an http:// or https:// address of a service on the \
+                     network, not of this machine (loopback, localhost) or of the cloud's \
+                     metadata service (link-local)"
+                ),
+            )));
+        }
         if let Some(pattern) = self.pattern {
             // A manifest with a pattern that does not compile is refused at load; treat one
             // here as a mismatch rather than letting any value through.
@@ -1204,6 +1223,41 @@ pub fn is_dns_label(s: &str) -> bool {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
         && b[0] != b'-'
         && b[b.len() - 1] != b'-'
+}
+
+/// Whether `s` is an http(s) URL whose host is not a loopback, link-local or unspecified
+/// address, nor a name that stands for one (`localhost`, `*.localhost`, the metadata
+/// service's names). Names are not resolved: the platform resolves them, and this check only
+/// keeps a form from naming the obviously internal.
+pub fn is_external_url(s: &str) -> bool {
+    use std::net::IpAddr;
+    let Ok(url) = url::Url::parse(s) else {
+        return false;
+    };
+    if !matches!(url.scheme(), "http" | "https") || !url.username().is_empty() {
+        return false;
+    }
+    let internal = |ip: IpAddr| {
+        let ip = ip.to_canonical();
+        ip.is_loopback()
+            || ip.is_unspecified()
+            || match ip {
+                IpAddr::V4(v4) => v4.is_link_local() || v4.octets()[0] == 0,
+                IpAddr::V6(v6) => (v6.segments()[0] & 0xffc0) == 0xfe80,
+            }
+    };
+    match url.host() {
+        Some(url::Host::Ipv4(v4)) => !internal(IpAddr::V4(v4)),
+        Some(url::Host::Ipv6(v6)) => !internal(IpAddr::V6(v6)),
+        Some(url::Host::Domain(name)) => {
+            let name = name.trim_end_matches('.').to_ascii_lowercase();
+            !(name == "localhost"
+                || name.ends_with(".localhost")
+                || name == "metadata.google.internal"
+                || name == "metadata")
+        }
+        None => false,
+    }
 }
 
 /// Whether `s` is an RFC 1123 subdomain as Kubernetes checks object names: at most 253

@@ -618,3 +618,53 @@ fn cluster_from_must_name_a_cluster_parameter_and_sit_on_a_namespace_one() {
         "{messages:?}"
     );
 }
+
+#[test]
+fn an_external_url_names_no_loopback_link_local_or_metadata_address() {
+    let manifest = TemplateManifest {
+        id: "db".into(),
+        target: "databases/x".into(),
+        parameters: vec![Parameter {
+            format: Some(Format::ExternalUrl),
+            ..param("backup_endpoint", ParamType::String)
+        }],
+        ..workspace()
+    };
+    let endpoint = |e: &str| json!({ "backup_endpoint": e });
+
+    for ok in [
+        "https://s3.sp.example.org",
+        "http://10.20.0.5:9000/",
+        "https://rgw.franca.example.org:8443",
+        "http://[2001:db8::5]/",
+    ] {
+        assert!(
+            validate(&manifest, &endpoint(ok), &catalog()).is_ok(),
+            "{ok}"
+        );
+    }
+    for internal in [
+        "http://127.0.0.1:9000",
+        "http://127.3.4.5/",
+        "http://localhost:9000",
+        "http://minio.localhost/",
+        "http://LOCALHOST./",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://metadata.google.internal/",
+        "http://0.0.0.0:9000",
+        "http://[::1]/",
+        "http://[::ffff:127.0.0.1]/",
+        "http://[fe80::1]/",
+        "http://2130706433/",
+        "file:///etc/passwd",
+        "gopher://s3.example.org",
+        "https://user@s3.example.org",
+        "not a url",
+    ] {
+        assert_eq!(
+            codes(validate(&manifest, &endpoint(internal), &catalog())),
+            [("backup_endpoint".to_owned(), ErrorCode::NotExternalUrl)],
+            "{internal}"
+        );
+    }
+}

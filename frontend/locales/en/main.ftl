@@ -320,6 +320,7 @@ ss-err-too_long = At most { $max_length } characters.
 ss-err-not_in_enum = Must be one of: { $allowed }.
 ss-err-pattern = Does not have the expected form ({ $pattern }).
 ss-err-not_dns_label = Lowercase letters, digits and hyphens only, starting and ending with a letter or digit, at most 63 characters.
+ss-err-not_external_url = An http:// or https:// address of a service on the network; not this machine (localhost, 127.0.0.1) nor the cloud metadata service (169.254.x.x).
 ss-err-forbidden_character = Contains the control or invisible character { $character }.
 ss-err-not_an_option = Not one of the catalog's options: { $allowed }.
 ss-err-exceeds_capacity = { $value } asked for, but { $option } has { $capacity } ({ $detail }).

@@ -68,6 +68,7 @@ pub fn field_error_key(code: ErrorCode) -> &'static str {
         ErrorCode::NotInEnum => "ss-err-not_in_enum",
         ErrorCode::Pattern => "ss-err-pattern",
         ErrorCode::NotDnsLabel => "ss-err-not_dns_label",
+        ErrorCode::NotExternalUrl => "ss-err-not_external_url",
         ErrorCode::ForbiddenCharacter => "ss-err-forbidden_character",
         ErrorCode::NotAnOption => "ss-err-not_an_option",
         ErrorCode::ExceedsCapacity => "ss-err-exceeds_capacity",

@@ -629,6 +629,16 @@ fn hostile_database_values_are_refused() {
             ErrorCode::Pattern,
         ),
         (
+            json!({"backup_endpoint": "http://169.254.169.254"}),
+            "backup_endpoint",
+            ErrorCode::NotExternalUrl,
+        ),
+        (
+            json!({"backup_endpoint": "http://localhost:9000"}),
+            "backup_endpoint",
+            ErrorCode::NotExternalUrl,
+        ),
+        (
             json!({"backup_schedule": "hourly"}),
             "backup_schedule",
             ErrorCode::NotInEnum,
