@@ -25,6 +25,8 @@ pub mod snapshot;
 pub mod synthetic;
 #[cfg(feature = "load")]
 pub mod validate;
+#[cfg(feature = "webhook")]
+pub mod webhook;
 
 pub use access::{Principal, Role, Viewer};
 pub use diagnostic::{Diagnostic, Diagnostics};

@@ -1,24 +1,21 @@
-//! Forge webhooks: the signature is checked before anything in the body is read, then a
-//! pull request event becomes a [`WebhookEvent`]; every other event is ignored.
-//!
-//! - GitHub: `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the body>`, event in
-//!   `X-GitHub-Event` (<https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries>).
-//! - GitLab: `X-Gitlab-Token` carries the secret itself, event in `X-Gitlab-Event`
-//!   (<https://docs.gitlab.com/user/project/integrations/webhooks/>).
-//! - Gitea/Forgejo: `X-Gitea-Signature` or `X-Forgejo-Signature`: hex HMAC-SHA256 of the body,
-//!   event in `X-Gitea-Event` or `X-Forgejo-Event`
-//!   (<https://docs.gitea.com/usage/webhooks>, <https://forgejo.org/docs/latest/user/webhooks/>).
+//! Forge webhooks at the HTTP edge: the headers of the request and the configured forge are
+//! handed to [`mirante_domain::webhook`], which checks the signature before anything in the
+//! body is read and says what the event means for a pull request.
 
 use axum::http::HeaderMap;
-use hmac::{Hmac, Mac};
+use mirante_domain::webhook::{self, Headers, Sender, WebhookRefusal};
 use secrecy::{ExposeSecret, SecretString};
-use serde::Deserialize;
-use sha2::Sha256;
-use subtle::ConstantTimeEq;
 
-use super::{ForgeKind, PullRequestState, WebhookError, WebhookEvent};
+use super::{ForgeKind, WebhookError, WebhookEvent};
 
-type HmacSha256 = Hmac<Sha256>;
+/// A request's header map as the domain reads headers.
+struct HttpHeaders<'a>(&'a HeaderMap);
+
+impl Headers for HttpHeaders<'_> {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.0.get(name).and_then(|v| v.to_str().ok())
+    }
+}
 
 /// Checks that `body` was sent by the forge that knows `secret`, then reads what it says
 /// about a pull request. `Ok(None)`: a genuine event that is not about a pull request's state
@@ -29,182 +26,41 @@ pub fn verify_and_parse(
     body: &[u8],
     secret: &SecretString,
 ) -> Result<Option<WebhookEvent>, WebhookError> {
-    verify(kind, headers, body, secret)?;
-    match kind {
-        ForgeKind::Github => parse_github(headers, body),
-        ForgeKind::Gitlab => parse_gitlab(headers, body),
-        ForgeKind::Gitea => parse_gitea(headers, body),
+    let sender = match kind {
+        ForgeKind::Github => Sender::Github,
+        ForgeKind::Gitlab => Sender::Gitlab,
+        ForgeKind::Gitea => Sender::Gitea,
         // The local forge has no webhooks; nothing could have signed this.
-        ForgeKind::Local => Err(WebhookError::BadSignature),
-    }
-}
-
-/// The signature check alone.
-fn verify(
-    kind: ForgeKind,
-    headers: &HeaderMap,
-    body: &[u8],
-    secret: &SecretString,
-) -> Result<(), WebhookError> {
-    let secret = secret.expose_secret().as_bytes();
-    if secret.is_empty() {
-        return Err(WebhookError::BadSignature);
-    }
-    match kind {
-        ForgeKind::Github => {
-            let signature = header(headers, "x-hub-signature-256")
-                .and_then(|v| v.strip_prefix("sha256="))
-                .ok_or(WebhookError::BadSignature)?;
-            verify_hmac(secret, body, signature)
-        }
-        ForgeKind::Gitea => {
-            let signature = header(headers, "x-gitea-signature")
-                .or_else(|| header(headers, "x-forgejo-signature"))
-                .ok_or(WebhookError::BadSignature)?;
-            verify_hmac(secret, body, signature)
-        }
-        ForgeKind::Gitlab => {
-            let token = header(headers, "x-gitlab-token").ok_or(WebhookError::BadSignature)?;
-            if bool::from(token.as_bytes().ct_eq(secret)) {
-                Ok(())
-            } else {
-                Err(WebhookError::BadSignature)
-            }
-        }
-        ForgeKind::Local => Err(WebhookError::BadSignature),
-    }
-}
-
-/// Compares a hex HMAC-SHA256 in constant time (the `hmac` crate's `verify_slice`).
-fn verify_hmac(secret: &[u8], body: &[u8], hex_signature: &str) -> Result<(), WebhookError> {
-    let expected = hex::decode(hex_signature.trim()).map_err(|_| WebhookError::BadSignature)?;
-    let mut mac = HmacSha256::new_from_slice(secret).map_err(|_| WebhookError::BadSignature)?;
-    mac.update(body);
-    mac.verify_slice(&expected)
-        .map_err(|_| WebhookError::BadSignature)
-}
-
-fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
-    headers.get(name).and_then(|v| v.to_str().ok())
-}
-
-fn json<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Result<T, WebhookError> {
-    serde_json::from_slice(body).map_err(|e| WebhookError::Malformed(e.to_string()))
-}
-
-/// The part of a GitHub or Gitea `pull_request` payload that matters here.
-#[derive(Deserialize)]
-struct PullRequestPayload {
-    action: String,
-    pull_request: PullRequestObject,
-}
-
-#[derive(Deserialize)]
-struct PullRequestObject {
-    number: u64,
-    #[serde(default)]
-    merged: Option<bool>,
-    head: Head,
-}
-
-#[derive(Deserialize)]
-struct Head {
-    #[serde(rename = "ref")]
-    name: String,
-}
-
-/// `opened`/`reopened` → open, `closed` → merged or closed; other actions (edits, labels,
-/// new commits) do not change where a pull request stands.
-fn pull_request_event(forge: ForgeKind, payload: PullRequestPayload) -> Option<WebhookEvent> {
-    let state = match payload.action.as_str() {
-        "opened" | "reopened" => PullRequestState::Open,
-        "closed" if payload.pull_request.merged == Some(true) => PullRequestState::Merged,
-        "closed" => PullRequestState::Closed,
-        _ => return None,
+        ForgeKind::Local => return Err(WebhookError::BadSignature),
     };
-    Some(WebhookEvent {
-        forge,
-        number: payload.pull_request.number,
-        branch: payload.pull_request.head.name,
-        state,
-    })
-}
-
-fn parse_github(headers: &HeaderMap, body: &[u8]) -> Result<Option<WebhookEvent>, WebhookError> {
-    let event = header(headers, "x-github-event")
-        .ok_or_else(|| WebhookError::Malformed("no X-GitHub-Event header".into()))?;
-    if event != "pull_request" {
-        return Ok(None);
-    }
-    Ok(pull_request_event(ForgeKind::Github, json(body)?))
-}
-
-fn parse_gitea(headers: &HeaderMap, body: &[u8]) -> Result<Option<WebhookEvent>, WebhookError> {
-    let event = header(headers, "x-gitea-event")
-        .or_else(|| header(headers, "x-forgejo-event"))
-        .ok_or_else(|| WebhookError::Malformed("no X-Gitea-Event header".into()))?;
-    if event != "pull_request" {
-        return Ok(None);
-    }
-    Ok(pull_request_event(ForgeKind::Gitea, json(body)?))
-}
-
-/// The part of a GitLab merge request event that matters here.
-#[derive(Deserialize)]
-struct MergeRequestPayload {
-    object_kind: String,
-    #[serde(default)]
-    object_attributes: Option<MergeRequestAttributes>,
-}
-
-#[derive(Deserialize)]
-struct MergeRequestAttributes {
-    iid: u64,
-    source_branch: String,
-    #[serde(default)]
-    state: Option<String>,
-    #[serde(default)]
-    action: Option<String>,
-}
-
-fn parse_gitlab(headers: &HeaderMap, body: &[u8]) -> Result<Option<WebhookEvent>, WebhookError> {
-    let event = header(headers, "x-gitlab-event")
-        .ok_or_else(|| WebhookError::Malformed("no X-Gitlab-Event header".into()))?;
-    // Group and system hooks send the same payload under their own event names.
-    if !matches!(event, "Merge Request Hook" | "System Hook") {
-        return Ok(None);
-    }
-    let payload: MergeRequestPayload = json(body)?;
-    if payload.object_kind != "merge_request" {
-        return Ok(None);
-    }
-    let attributes = payload
-        .object_attributes
-        .ok_or_else(|| WebhookError::Malformed("no object_attributes".into()))?;
-    let state = match (attributes.action.as_deref(), attributes.state.as_deref()) {
-        (Some("open" | "reopen"), _) => PullRequestState::Open,
-        (Some("close"), _) => PullRequestState::Closed,
-        (Some("merge"), _) => PullRequestState::Merged,
-        // Updates, approvals and the like: not a change of state.
-        (Some(_), _) => return Ok(None),
-        (None, Some("opened")) => PullRequestState::Open,
-        (None, Some("merged")) => PullRequestState::Merged,
-        (None, Some("closed")) => PullRequestState::Closed,
-        (None, _) => return Ok(None),
-    };
-    Ok(Some(WebhookEvent {
-        forge: ForgeKind::Gitlab,
-        number: attributes.iid,
-        branch: attributes.source_branch,
-        state,
+    let change = webhook::verify_and_parse(
+        sender,
+        &HttpHeaders(headers),
+        body,
+        secret.expose_secret().as_bytes(),
+    )
+    .map_err(|refusal| match refusal {
+        WebhookRefusal::BadSignature => WebhookError::BadSignature,
+        WebhookRefusal::Malformed(why) => WebhookError::Malformed(why),
+    })?;
+    Ok(change.map(|c| WebhookEvent {
+        forge: kind,
+        number: c.number,
+        branch: c.branch,
+        state: c.state,
     }))
 }
 
 #[cfg(test)]
 mod tests {
     use axum::http::HeaderValue;
+    use hmac::{Hmac, Mac};
+    use sha2::Sha256;
 
     use super::*;
+    use crate::adapters::forge::PullRequestState;
+
+    type HmacSha256 = Hmac<Sha256>;
 
     fn secret() -> SecretString {
         SecretString::from("webhook-secret")
