@@ -8,7 +8,7 @@ use anyhow::{Context, Result, bail};
 use crate::{output, run_cmd, target_dir, workspace_root};
 
 /// The targets, in the order they run.
-const TARGETS: [&str; 3] = ["catalog_load", "yaml_quote", "catalog_edit"];
+const TARGETS: [&str; 4] = ["catalog_load", "yaml_quote", "catalog_edit", "webhook"];
 
 /// Seconds each target runs when `MIRANTE_FUZZ_SECS` is not set.
 const DEFAULT_SECS: u64 = 60;
