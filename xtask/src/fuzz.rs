@@ -10,6 +10,9 @@ use crate::{output, run_cmd, target_dir, workspace_root};
 /// The targets, in the order they run.
 const TARGETS: [&str; 4] = ["catalog_load", "yaml_quote", "catalog_edit", "webhook"];
 
+/// libFuzzer's seed when `MIRANTE_FUZZ_SEED` is not set.
+const DEFAULT_SEED: &str = "20261204";
+
 /// Seconds each target runs when `MIRANTE_FUZZ_SECS` is not set.
 const DEFAULT_SECS: u64 = 60;
 
@@ -26,6 +29,9 @@ pub(crate) fn run() -> Result<()> {
             .with_context(|| format!("MIRANTE_FUZZ_SECS={v:?} is not a number of seconds"))?,
         Err(_) => DEFAULT_SECS,
     };
+    // Fixed, so that a run can be repeated: the same seeds and corpus explore the same inputs
+    // first. MIRANTE_FUZZ_SEED picks another (0: libFuzzer draws one).
+    let seed = env::var("MIRANTE_FUZZ_SEED").unwrap_or_else(|_| DEFAULT_SEED.to_owned());
     let dir = workspace_root().join("fuzz");
     let work = target_dir().join("fuzz");
     let build_dir = work.join("build");
@@ -43,6 +49,7 @@ pub(crate) fn run() -> Result<()> {
             .arg(Path::new("corpus").join(target))
             .arg("--")
             .arg(format!("-max_total_time={secs}"))
+            .arg(format!("-seed={seed}"))
             .arg("-rss_limit_mb=2048")
             .arg("-timeout=10")
             .arg(format!("-artifact_prefix={}/", artifacts.display()));

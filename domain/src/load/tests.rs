@@ -159,6 +159,28 @@ fn an_empty_file_is_a_valid_part_of_a_catalog() {
 }
 
 #[test]
+fn a_problem_after_bare_carriage_returns_is_reported_at_the_line_an_editor_shows() {
+    // Found by the catalog_load fuzz target: YAML, like editors, ends a line at a `\r` alone.
+    let text = "# old Mac line ends\r\r\r\ritems: [\n";
+
+    let errs = load_files(files(&[("a.yaml", text)])).unwrap_err();
+
+    let first = errs.iter().next().unwrap();
+    assert_eq!(first.file, "a.yaml");
+    assert!(
+        (5..=6).contains(&first.line),
+        "line {}: {}",
+        first.line,
+        first.message
+    );
+    assert!(
+        !first.message.chars().any(char::is_control),
+        "{:?}",
+        first.message
+    );
+}
+
+#[test]
 fn an_unknown_field_is_reported_at_its_file_line_and_column() {
     let items = "\
 items:
