@@ -229,7 +229,6 @@ pub fn signed_by_sender(path: &str) -> bool {
 /// What `method path` requires, or `None` when the table has no line for it.
 pub fn lookup(method: &Method, path: &str) -> Option<Access> {
     lines_for(path)
-        .into_iter()
         .find(|(methods, _, _)| methods.covers(method))
         .map(|(_, _, access)| *access)
 }
@@ -237,41 +236,29 @@ pub fn lookup(method: &Method, path: &str) -> Option<Access> {
 /// The table's lines for `path`, as the router picks them: where several patterns match, the
 /// one with a literal segment where others have a parameter wins (`/api/v1/requests/preview`
 /// is that route, never `/api/v1/requests/{id}` with the id `preview`).
-fn lines_for(path: &str) -> Vec<&'static (Methods, &'static str, Access)> {
-    let mut best: Vec<&'static (Methods, &'static str, Access)> = Vec::new();
-    let mut best_rank: Option<Vec<u8>> = None;
-    for line in ROUTES
+fn lines_for(path: &str) -> impl Iterator<Item = &'static (Methods, &'static str, Access)> {
+    let best = ROUTES
         .iter()
-        .filter(|(_, pattern, _)| matches(pattern, path))
-    {
-        let rank = specificity(line.1);
-        match &best_rank {
-            Some(b) if rank > *b => {}
-            Some(b) if rank == *b => best.push(line),
-            _ => {
-                best = vec![line];
-                best_rank = Some(rank);
-            }
-        }
-    }
-    best
+        .map(|(_, pattern, _)| *pattern)
+        .filter(|pattern| matches(pattern, path))
+        .min_by(|a, b| specificity(a).cmp(specificity(b)));
+    ROUTES
+        .iter()
+        .filter(move |(_, pattern, _)| Some(*pattern) == best)
 }
 
 /// How general each segment of a pattern is: a literal (0) before a parameter (1) before a
-/// catch-all (2); a smaller rank is the more specific pattern.
-fn specificity(pattern: &str) -> Vec<u8> {
-    pattern
-        .split('/')
-        .map(|s| {
-            if s.starts_with("{*") {
-                2
-            } else if s.starts_with('{') {
-                1
-            } else {
-                0
-            }
-        })
-        .collect()
+/// catch-all (2); the smaller sequence is the more specific pattern.
+fn specificity(pattern: &str) -> impl Iterator<Item = u8> {
+    pattern.split('/').map(|s| {
+        if s.starts_with("{*") {
+            2
+        } else if s.starts_with('{') {
+            1
+        } else {
+            0
+        }
+    })
 }
 
 /// What `method path` requires; a path the table does not know needs a session (server
