@@ -291,6 +291,16 @@ fn json_error(status: StatusCode, message: &str) -> Response {
         .into_response()
 }
 
+/// A refused request's answer: `message` as JSON on the API, otherwise the message page
+/// `key` in the reader's language, continuing to the home page.
+fn refusal(api: bool, req: &Request, status: StatusCode, message: &str, key: &str) -> Response {
+    if api {
+        json_error(status, message)
+    } else {
+        pages::message(status, PageLang::of(req.headers()), key, None, "/")
+    }
+}
+
 /// What a request must pass before anyone asks who sends it: a host the portal answers for,
 /// and a path of the access table in its one spelling. `Ok` with what the route requires, or
 /// the answer to send instead (421, a 308 to the one spelling, 405 or 404).
@@ -323,17 +333,13 @@ fn admit(auth: &Auth, req: &Request, path: &str, api: bool) -> Result<Access, Re
                 .map(Method::as_str)
                 .collect::<Vec<_>>()
                 .join(", ");
-            let mut response = if api {
-                json_error(StatusCode::METHOD_NOT_ALLOWED, "method not allowed")
-            } else {
-                pages::message(
-                    StatusCode::METHOD_NOT_ALLOWED,
-                    PageLang::of(req.headers()),
-                    "auth-msg-wrong-method",
-                    None,
-                    "/",
-                )
-            };
+            let mut response = refusal(
+                api,
+                req,
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method not allowed",
+                "auth-msg-wrong-method",
+            );
             if let Ok(v) = HeaderValue::from_str(&allow) {
                 response.headers_mut().insert(header::ALLOW, v);
             }
@@ -459,16 +465,13 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
                 "/auth/login",
             );
         }
-        Decision::Forbid if api => {
-            return json_error(StatusCode::FORBIDDEN, "this needs the admin role");
-        }
         Decision::Forbid => {
-            return pages::message(
+            return refusal(
+                api,
+                &req,
                 StatusCode::FORBIDDEN,
-                PageLang::of(req.headers()),
+                "this needs the admin role",
                 "auth-msg-admins-only",
-                None,
-                "/",
             );
         }
     }
@@ -480,17 +483,13 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
         && !policy::signed_by_sender(&path)
         && !same_origin(req.headers(), &auth.public_origin)
     {
-        return if api {
-            json_error(StatusCode::FORBIDDEN, "cross-origin request refused")
-        } else {
-            pages::message(
-                StatusCode::FORBIDDEN,
-                PageLang::of(req.headers()),
-                "auth-msg-cross-origin",
-                None,
-                "/",
-            )
-        };
+        return refusal(
+            api,
+            &req,
+            StatusCode::FORBIDDEN,
+            "cross-origin request refused",
+            "auth-msg-cross-origin",
+        );
     }
 
     let signed_in = principal.is_some();
@@ -536,20 +535,13 @@ fn spend(
     if let Some(left_out) = state.refusals.note(kind, std::time::Instant::now()) {
         tracing::warn!(%client, retry_after_secs = secs, repeated = left_out, "{kind}: request refused");
     }
-    let mut response = if api {
-        json_error(
-            StatusCode::TOO_MANY_REQUESTS,
-            &format!("too many requests; retry in {secs} s"),
-        )
-    } else {
-        pages::message(
-            StatusCode::TOO_MANY_REQUESTS,
-            PageLang::of(req.headers()),
-            "auth-msg-too-many",
-            None,
-            "/",
-        )
-    };
+    let mut response = refusal(
+        api,
+        req,
+        StatusCode::TOO_MANY_REQUESTS,
+        &format!("too many requests; retry in {secs} s"),
+        "auth-msg-too-many",
+    );
     response
         .headers_mut()
         .insert(header::RETRY_AFTER, HeaderValue::from(secs));
