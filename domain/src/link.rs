@@ -7,6 +7,8 @@
 //! line and column of its evidence entry, and the catalog already served stays — and the UI checks again
 //! before it renders a link, for values that reach it any other way.
 
+use std::net::IpAddr;
+
 use serde::{Deserialize, Deserializer};
 
 /// Whether `s` is an absolute `http` or `https` URL with a host, as the WHATWG URL parser (the
@@ -15,6 +17,30 @@ pub fn is_http_url(s: &str) -> bool {
     url::Url::parse(s).is_ok_and(|u| {
         matches!(u.scheme(), "http" | "https") && u.host_str().is_some_and(|h| !h.is_empty())
     })
+}
+
+/// Loopback, link-local (where cloud metadata services answer), unspecified ("this host"),
+/// multicast and broadcast addresses: none of them is another machine's service.
+pub fn is_internal_address(ip: IpAddr) -> bool {
+    match ip.to_canonical() {
+        IpAddr::V4(v4) => {
+            v4.is_loopback()
+                || v4.is_link_local()
+                || v4.is_unspecified()
+                || v4.octets()[0] == 0
+                || v4.is_multicast()
+                || v4.is_broadcast()
+        }
+        IpAddr::V6(v6) => {
+            v6.is_loopback()
+                || v6.is_unspecified()
+                || v6.is_multicast()
+                // fe80::/10, link-local.
+                || (v6.segments()[0] & 0xffc0) == 0xfe80
+                // fd00:ec2::254, the IPv6 address of a well-known cloud metadata service.
+                || v6 == std::net::Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254)
+        }
+    }
 }
 
 /// The error a refused address gets, naming the value (cut, so a hostile one cannot fill a log).

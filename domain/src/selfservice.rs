@@ -1231,24 +1231,17 @@ pub fn is_dns_label(s: &str) -> bool {
 /// keeps a form from naming the obviously internal.
 pub fn is_external_url(s: &str) -> bool {
     use std::net::IpAddr;
+
+    use crate::link::is_internal_address;
     let Ok(url) = url::Url::parse(s) else {
         return false;
     };
     if !matches!(url.scheme(), "http" | "https") || !url.username().is_empty() {
         return false;
     }
-    let internal = |ip: IpAddr| {
-        let ip = ip.to_canonical();
-        ip.is_loopback()
-            || ip.is_unspecified()
-            || match ip {
-                IpAddr::V4(v4) => v4.is_link_local() || v4.octets()[0] == 0,
-                IpAddr::V6(v6) => (v6.segments()[0] & 0xffc0) == 0xfe80,
-            }
-    };
     match url.host() {
-        Some(url::Host::Ipv4(v4)) => !internal(IpAddr::V4(v4)),
-        Some(url::Host::Ipv6(v6)) => !internal(IpAddr::V6(v6)),
+        Some(url::Host::Ipv4(v4)) => !is_internal_address(IpAddr::V4(v4)),
+        Some(url::Host::Ipv6(v6)) => !is_internal_address(IpAddr::V6(v6)),
         Some(url::Host::Domain(name)) => {
             let name = name.trim_end_matches('.').to_ascii_lowercase();
             !(name == "localhost"

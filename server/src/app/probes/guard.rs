@@ -92,29 +92,7 @@ fn canonical(ip: IpAddr) -> IpAddr {
     ip.to_canonical()
 }
 
-/// Loopback, link-local (where cloud metadata services answer), unspecified ("this host"),
-/// multicast and broadcast addresses: none of them is another machine's service.
-pub(crate) fn is_internal(ip: IpAddr) -> bool {
-    match canonical(ip) {
-        IpAddr::V4(v4) => {
-            v4.is_loopback()
-                || v4.is_link_local()
-                || v4.is_unspecified()
-                || v4.octets()[0] == 0
-                || v4.is_multicast()
-                || v4.is_broadcast()
-        }
-        IpAddr::V6(v6) => {
-            v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                // fe80::/10, link-local.
-                || (v6.segments()[0] & 0xffc0) == 0xfe80
-                // fd00:ec2::254, the IPv6 address of a well-known cloud metadata service.
-                || v6 == std::net::Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254)
-        }
-    }
-}
+pub(crate) use mirante_domain::link::is_internal_address as is_internal;
 
 /// Letters, digits, dashes and dots, as DNS names are written.
 fn is_host_name(s: &str) -> bool {
