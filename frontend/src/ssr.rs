@@ -14,9 +14,10 @@ use serde_json::Value;
 
 use crate::api::dashboard::LiveChecks;
 use crate::api::{
-    catalog_change::CatalogChangeView,
+    catalog_change::CatalogChangePreview,
     selfservice::{
-        GpuCapacity, PreviewView, RequestRow, RequestView, SsError, TemplateCard, TemplateForm,
+        GpuCapacity, Preview, RequestPageData, RequestSummary, SsError, TemplateForm,
+        TemplateSummary,
     },
 };
 
@@ -69,7 +70,7 @@ pub type PortalHandle = Arc<dyn PortalData>;
 #[async_trait::async_trait]
 pub trait SelfServiceData: Send + Sync + 'static {
     /// The templates the caller may use.
-    async fn templates(&self, caller: &Parts) -> Result<Vec<TemplateCard>, SsError>;
+    async fn templates(&self, caller: &Parts) -> Result<Vec<TemplateSummary>, SsError>;
     /// A template the caller may use, with its form's parameters and catalog choices.
     async fn template(&self, caller: &Parts, id: &str) -> Result<TemplateForm, SsError>;
     /// What a request with these values would propose.
@@ -78,7 +79,7 @@ pub trait SelfServiceData: Send + Sync + 'static {
         caller: &Parts,
         template: &str,
         values: Value,
-    ) -> Result<PreviewView, SsError>;
+    ) -> Result<Preview, SsError>;
     /// Stores a request with these values, rendered as the preview made `at` (RFC 3339) did;
     /// answers its id.
     async fn submit(
@@ -89,9 +90,11 @@ pub trait SelfServiceData: Send + Sync + 'static {
         at: Option<&str>,
     ) -> Result<i64, SsError>;
     /// The requests the caller may see, newest first.
-    async fn requests(&self, caller: &Parts) -> Result<Vec<RequestRow>, SsError>;
-    /// A request the caller may see.
-    async fn request(&self, caller: &Parts, id: i64) -> Result<RequestView, SsError>;
+    async fn requests(&self, caller: &Parts) -> Result<Vec<RequestSummary>, SsError>;
+    /// A request the caller may see, with its values as its page lists them and its
+    /// template's words when the caller may still see the template; the session's token is
+    /// left for the server function to fill in.
+    async fn request(&self, caller: &Parts, id: i64) -> Result<RequestPageData, SsError>;
     /// The resources the caller may see (their own; an admin's all), newest first.
     async fn resources(
         &self,
@@ -120,7 +123,7 @@ pub trait SelfServiceData: Send + Sync + 'static {
         caller: &Parts,
         item: &str,
         input: Value,
-    ) -> Result<CatalogChangeView, SsError>;
+    ) -> Result<CatalogChangePreview, SsError>;
     /// Proposes a change of item `item` (admins); answers the request's id.
     async fn submit_catalog_change(
         &self,

@@ -4,37 +4,12 @@
 //! request's page. Who may do it is decided by the server's self-service layer.
 
 use leptos::prelude::*;
-use mirante_domain::{Evidence, Qualifier, State};
+pub use mirante_api_types::catalog_change::{CatalogChangePreview, ItemFields};
+use mirante_domain::Evidence;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::selfservice::Refusal;
-
-/// An item's fields a change sets.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ItemFieldsView {
-    /// Its state.
-    pub state: State,
-    /// Its qualifier.
-    pub qualifier: Option<Qualifier>,
-    /// Its evidence.
-    pub evidence: Vec<Evidence>,
-}
-
-/// What a change would propose.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CatalogChangeView {
-    /// The item's catalog file, as a path in the monorepo.
-    pub file: String,
-    /// The branch it is compared with.
-    pub base: String,
-    /// The fields on the base branch.
-    pub from: ItemFieldsView,
-    /// The fields after the change.
-    pub to: ItemFieldsView,
-    /// A unified diff of the file.
-    pub diff: String,
-}
 
 /// The preview page of a change: the item as it is, the fields as sent, and the outcome.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -44,11 +19,11 @@ pub struct ChangePreviewPage {
     /// Its name.
     pub name: String,
     /// Its fields now, to fill the form again.
-    pub current: ItemFieldsView,
+    pub current: ItemFields,
     /// The change as JSON, for the propose form.
     pub input: String,
     /// The diff, or why there is none.
-    pub outcome: Result<CatalogChangeView, Refusal>,
+    pub outcome: Result<CatalogChangePreview, Refusal>,
     /// The session's token for the propose form.
     pub csrf_token: String,
 }
@@ -118,11 +93,7 @@ pub async fn preview_catalog_change(
     let Some(it) = snapshot.catalog().items.iter().find(|i| i.id == item) else {
         return Ok(None);
     };
-    let current = ItemFieldsView {
-        state: it.state,
-        qualifier: it.qualifier,
-        evidence: it.evidence.clone(),
-    };
+    let current = ItemFields::of(it);
     let input = change_input(&current.evidence, &fields);
     let outcome = match service
         .preview_catalog_change(&parts, &item, input.clone())

@@ -8,7 +8,7 @@ use mirante_domain::{
 };
 use serde::{Deserialize, Serialize};
 
-use super::selfservice::RequestRow;
+use super::selfservice::RequestSummary;
 
 /// Most findings, failing checks, tasks, requests and changes the dashboard lists; the
 /// counts cover all of them and each part links to its full page.
@@ -24,7 +24,7 @@ pub struct DashboardPage {
     /// Pending tasks by priority and site, the most urgent few.
     pub tasks: TasksSummary,
     /// Requests awaiting an admin's decision, newest first (at most [`DASHBOARD_LIMIT`]).
-    pub approvals: Vec<RequestRow>,
+    pub approvals: Vec<RequestSummary>,
     /// How many requests await a decision in all.
     pub approvals_total: usize,
     /// The latest changes of items' states.
@@ -341,7 +341,7 @@ pub async fn get_dashboard() -> Result<Option<DashboardPage>, ServerFnError> {
     let findings = tokio::task::spawn_blocking(move || lint_portal.findings())
         .await
         .map_err(|e| ServerFnError::new(format!("the lint did not finish: {e}")))?;
-    let awaiting: Vec<RequestRow> = selfservice
+    let awaiting: Vec<RequestSummary> = selfservice
         .requests(&parts)
         .await?
         .into_iter()

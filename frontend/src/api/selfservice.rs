@@ -5,32 +5,22 @@
 //! its self-service layer; who may see or do what is decided there, never here.
 
 use leptos::prelude::*;
+pub use mirante_api_types::selfservice::{
+    FileStatus, Preview, PreviewFile, RequestDetail, RequestFile, RequestSummary, TemplateSummary,
+    TimelineEntry,
+};
 use mirante_domain::{
     Diagnostic,
-    request::RequestState,
     selfservice::{CatalogContext, FieldError, Localized, ParamType, TemplateManifest},
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// A template in the catalogue of templates.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TemplateCard {
-    /// Its id (`gpu-workspace`).
-    pub id: String,
-    /// Its title in both languages.
-    pub title: Localized,
-    /// What it creates, in both languages.
-    pub description: Localized,
-    /// Whether an admin approves requests made from it.
-    pub needs_approval: bool,
-}
-
 /// A template with what its form needs: the parameters and the catalog's choices.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TemplateForm {
-    /// The card.
-    pub card: TemplateCard,
+    /// Its id, titles and approval.
+    pub card: TemplateSummary,
     /// The parameters, access and target.
     pub manifest: TemplateManifest,
     /// Catalog-derived choices (GPU clusters with their capacity).
@@ -51,45 +41,6 @@ pub struct GpuCapacity {
     pub free: i64,
 }
 
-/// How a previewed file compares with the monorepo.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FileStatus {
-    /// New in the monorepo.
-    Added,
-    /// Replaces a file with other content.
-    Modified,
-    /// The same content is already there.
-    Unchanged,
-}
-
-/// One file a request would add or change.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PreviewFile {
-    /// Path in the monorepo.
-    pub path: String,
-    /// Added, modified or unchanged.
-    pub status: FileStatus,
-    /// A unified diff against the base branch.
-    pub diff: String,
-}
-
-/// What a submission would propose.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PreviewView {
-    /// The directory the files go to.
-    pub target: String,
-    /// The branch the files are compared with.
-    pub base: String,
-    /// Whether an admin approves it before it is proposed.
-    pub needs_approval: bool,
-    /// Every file, with its diff.
-    pub files: Vec<PreviewFile>,
-    /// When the files were rendered (RFC 3339): submitting with it renders the same files,
-    /// even from templates that write the time.
-    pub at: String,
-}
-
 /// Why the portal refused values or a step; what the page shows instead of the result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Refusal {
@@ -108,111 +59,36 @@ pub struct PreviewPage {
     /// The values as submitted, JSON, for the submit button.
     pub values: String,
     /// The files, or why there are none.
-    pub outcome: Result<PreviewView, Refusal>,
+    pub outcome: Result<Preview, Refusal>,
     /// The session's token for the submit form.
     pub csrf_token: String,
-}
-
-/// A request in a list.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RequestRow {
-    /// Its id.
-    pub id: i64,
-    /// The template's id.
-    pub template: String,
-    /// The template's title.
-    pub template_title: String,
-    /// The directory in the monorepo.
-    pub target: String,
-    /// Where it stands.
-    pub state: RequestState,
-    /// Who asked (username).
-    pub author: String,
-    /// Their display name.
-    pub author_name: String,
-    /// The pull request's number, once open.
-    pub pr_number: Option<i64>,
-    /// Where to open the pull request.
-    pub pr_url: Option<String>,
-    /// When it was made (RFC 3339, UTC).
-    pub created_at: String,
 }
 
 /// What the requests page shows.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RequestsPage {
     /// The requests shown, awaiting approval first, then newest first.
-    pub rows: Vec<RequestRow>,
+    pub rows: Vec<RequestSummary>,
     /// Whether the viewer sees everyone's requests (admins).
     pub all: bool,
 }
 
-/// One step of a request's timeline.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TimelineStep {
-    /// The state after the step.
-    pub to: RequestState,
-    /// When (RFC 3339, UTC).
-    pub at: String,
-    /// A username, `system`, or `forge:<kind>`.
-    pub actor: String,
-    /// The admin's comment.
-    pub comment: Option<String>,
-    /// Why an approval handed out more GPUs than the cluster had free, if it did.
-    #[serde(default)]
-    pub overcommit_reason: Option<String>,
-    /// For a step of the deployment after the merge: the state the resource reached.
-    #[serde(default)]
-    pub deployment: Option<mirante_domain::resource::ResourceState>,
-}
-
-/// A file of a request.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RequestFile {
-    /// Path in the monorepo.
-    pub path: String,
-    /// Content.
-    pub content: String,
-}
-
-/// A request with everything its page shows.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RequestView {
-    /// The list's fields.
-    pub row: RequestRow,
-    /// The values, by parameter name, in the template's order.
-    pub values: Vec<(String, Value)>,
-    /// The files, exactly as previewed.
-    pub files: Vec<RequestFile>,
-    /// The branch (`mirante/<id>-<slug>`).
-    pub branch: String,
-    /// The last thing that went wrong while proposing or following it.
-    pub last_error: Option<String>,
-    /// Every change of state, oldest first.
-    pub timeline: Vec<TimelineStep>,
-    /// Whether the viewer may approve or reject it now.
-    pub can_decide: bool,
-    /// Whether the viewer may merge it now.
-    pub can_merge: bool,
-    /// Whether the viewer, an admin, made it themselves, so that another admin decides or
-    /// merges it (the four-eyes rule).
-    #[serde(default)]
-    pub another_admin_decides: bool,
-    /// The session's token for the admin's forms (filled in by the server function).
-    #[serde(default)]
-    pub csrf_token: String,
-}
-
-/// A request's page: the request, and its template's words (title and parameter titles in both
-/// languages) when the viewer may still see the template.
+/// A request's page: the request, its values as the page lists them, and its template's words
+/// (title and parameter titles in both languages) when the viewer may still see the template.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RequestPageData {
-    /// The request.
-    pub request: RequestView,
+    /// The request, as the JSON API answers it.
+    pub request: RequestDetail,
+    /// The values as the page lists them: by parameter name in the template's order; for a
+    /// catalog change the item, each field from → to, and the reason.
+    pub values: Vec<(String, Value)>,
     /// The template's title.
     pub title: Option<Localized>,
     /// Each parameter's title, by name.
     pub labels: Vec<(String, Localized)>,
+    /// The session's token for the admin's forms (filled in by the server function).
+    #[serde(default)]
+    pub csrf_token: String,
 }
 
 /// Why a self-service operation did not happen, as the server's layer says.
@@ -392,7 +268,7 @@ pub(crate) fn set_status(status: http::StatusCode) {
 
 /// The templates the viewer may use.
 #[server(prefix = "/_fn", endpoint = "templates")]
-pub async fn list_templates() -> Result<Vec<TemplateCard>, ServerFnError> {
+pub async fn list_templates() -> Result<Vec<TemplateSummary>, ServerFnError> {
     crate::ssr::authorize("templates")?;
     let (service, parts) = service()?;
     Ok(service.templates(&parts).await?)
@@ -495,8 +371,9 @@ pub async fn list_requests(state: Option<String>) -> Result<RequestsPage, Server
         .extensions
         .get::<mirante_domain::Viewer>()
         .is_some_and(|v| v.role == mirante_domain::Role::Admin);
+    use mirante_domain::request::RequestState;
     let wanted = state.as_deref().and_then(RequestState::parse);
-    let mut rows: Vec<RequestRow> = service
+    let mut rows: Vec<RequestSummary> = service
         .requests(&parts)
         .await?
         .into_iter()
@@ -535,25 +412,10 @@ pub async fn get_request(id: i64) -> Result<Option<RequestPageData>, ServerFnErr
     crate::ssr::authorize("request")?;
     let (service, parts) = service()?;
     match service.request(&parts, id).await {
-        Ok(r) => {
-            let form = service.template(&parts, &r.row.template).await.ok();
-            Ok(Some(RequestPageData {
-                title: form.as_ref().map(|f| f.card.title.clone()),
-                labels: form
-                    .map(|f| {
-                        f.manifest
-                            .parameters
-                            .into_iter()
-                            .map(|p| (p.name, p.title))
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-                request: RequestView {
-                    csrf_token: csrf(&parts),
-                    ..r
-                },
-            }))
-        }
+        Ok(page) => Ok(Some(RequestPageData {
+            csrf_token: csrf(&parts),
+            ..page
+        })),
         Err(SsError::NotFound) => Ok(None),
         Err(e) => Err(e.into()),
     }

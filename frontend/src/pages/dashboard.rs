@@ -334,7 +334,7 @@ fn DashboardView(page: DashboardPage) -> impl IntoView {
                                                             ],
                                                         )}
                                                         " · "
-                                                        {short_time(&r.created_at)}
+                                                        {crate::pages::selfservice::short_time(&r.created_at)}
                                                     </span>
                                                 </li>
                                             }

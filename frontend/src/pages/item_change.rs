@@ -14,7 +14,7 @@ use mirante_domain::{Evidence, Item, Qualifier, Role, State, selfservice::FieldE
 use crate::{
     api::{
         catalog_change::{
-            CatalogChangeView, ChangePreviewPage, ItemFieldsView, ProposeCatalogChange, field,
+            CatalogChangePreview, ChangePreviewPage, ItemFields, ProposeCatalogChange, field,
             preview_catalog_change,
         },
         get_viewer,
@@ -77,7 +77,7 @@ fn evidence_line(lang: Lang, e: &Evidence) -> (String, String) {
 pub fn ItemChange(item: Item) -> impl IntoView {
     let i18n = use_i18n();
     let id = item.id;
-    let current = ItemFieldsView {
+    let current = ItemFields {
         state: item.state,
         qualifier: item.qualifier,
         evidence: item.evidence,
@@ -106,7 +106,7 @@ pub fn ItemChange(item: Item) -> impl IntoView {
 #[component]
 fn ChangeForm(
     id: String,
-    current: ItemFieldsView,
+    current: ItemFields,
     fields: Vec<(String, String)>,
     errors: Vec<FieldError>,
     general: Option<String>,
@@ -321,7 +321,7 @@ fn ChangeHead(id: String, name: String) -> impl IntoView {
 }
 
 #[component]
-fn ChangeSummary(change: CatalogChangeView, reason: String) -> impl IntoView {
+fn ChangeSummary(change: CatalogChangePreview, reason: String) -> impl IntoView {
     let i18n = use_i18n();
     let (from, to) = (change.from, change.to);
     let added: Vec<Evidence> = to

@@ -38,7 +38,7 @@ fn next_step_key(s: RequestState) -> &'static str {
 /// would wipe what they are typing).
 fn moves_by_itself(page: &RequestPageData) -> bool {
     let r = &page.request;
-    !r.row.state.is_final() && !r.can_decide && !r.can_merge
+    !r.summary.state.is_final() && !r.can_decide && !r.can_merge
 }
 
 /// The requests page.
@@ -222,10 +222,12 @@ fn RequestBody(
     let i18n = use_i18n();
     let RequestPageData {
         request: r,
+        values,
         title,
         labels,
+        csrf_token: csrf,
     } = data;
-    let row = r.row.clone();
+    let row = r.summary.clone();
     // The template's own words in the reader's language; what the request stored otherwise.
     let fallback_title = row.template_title.clone();
     let heading = move || match &title {
@@ -233,7 +235,6 @@ fn RequestBody(
         None => fallback_title.clone(),
     };
     let id = row.id;
-    let csrf = r.csrf_token.clone();
     let file_count = r.files.len();
     let state = row.state;
     let paths: Vec<String> = r.files.iter().map(|f| f.path.clone()).collect();
@@ -418,8 +419,7 @@ fn RequestBody(
                 </dl>
                 <h2>{i18n.tr("req-values")}</h2>
                 <dl class="values">
-                    {r
-                        .values
+                    {values
                         .iter()
                         .filter(|(_, v)| !v.is_null())
                         .map(|(k, v)| {

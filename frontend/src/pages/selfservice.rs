@@ -26,7 +26,7 @@ use serde_json::Value;
 use crate::{
     api::get_viewer,
     api::selfservice::{
-        FileStatus, GpuCapacity, PreviewFile, PreviewPage, PreviewView, Refusal, SubmitRequest,
+        FileStatus, GpuCapacity, Preview, PreviewFile, PreviewPage, Refusal, SubmitRequest,
         TemplateForm, get_template_form, initial_fields, list_template_problems, list_templates,
         preview_request, values_from_fields,
     },
@@ -156,12 +156,9 @@ pub fn gpus_free_text(lang: Lang, c: &GpuCapacity) -> String {
     )
 }
 
-/// `2026-11-30 14:05 UTC` from an RFC 3339 time.
-pub fn short_time(rfc3339: &str) -> String {
-    match (rfc3339.get(..10), rfc3339.get(11..16)) {
-        (Some(day), Some(time)) => format!("{day} {time} UTC"),
-        _ => rfc3339.to_owned(),
-    }
+/// A time as the pages show it: `2026-11-30 14:05 UTC`.
+pub fn short_time(at: &chrono::DateTime<chrono::Utc>) -> String {
+    at.format("%Y-%m-%d %H:%M UTC").to_string()
 }
 
 /// A coloured badge naming a request's state.
@@ -210,8 +207,8 @@ pub fn TemplatesPage() -> impl IntoView {
                             {cards
                                 .into_iter()
                                 .map(|c| {
-                                    let title = c.title.clone();
-                                    let description = c.description.clone();
+                                    let title = c.localized_title();
+                                    let description = c.localized_description();
                                     view! {
                                         <li class="template-card card" data-template=c.id.clone()>
                                             <h2>
@@ -272,7 +269,7 @@ pub fn TemplateFormPage() -> impl IntoView {
     view! {
         {found(Wait::Placeholder, data, move |form| {
             let fields = initial_fields(&form.manifest, &query_pairs(&query.get_untracked()));
-            let title = form.card.title.clone();
+            let title = form.card.localized_title();
             view! {
                 <Title text=move || loc(i18n, &title)/>
                 <TemplateHead form=form.clone() step="ss-step-form"/>
@@ -287,8 +284,8 @@ pub fn TemplateFormPage() -> impl IntoView {
 #[component]
 fn TemplateHead(form: TemplateForm, step: &'static str) -> impl IntoView {
     let i18n = use_i18n();
-    let title = form.card.title.clone();
-    let description = form.card.description.clone();
+    let title = form.card.localized_title();
+    let description = form.card.localized_description();
     view! {
         <nav class="crumbs">
             <a href="/self-service">{i18n.tr("nav-self-service")}</a>
@@ -770,7 +767,7 @@ fn preview_body(page: PreviewPage, fields: Vec<(String, String)>) -> AnyView {
 #[component]
 fn PreviewFiles(
     form: TemplateForm,
-    preview: PreviewView,
+    preview: Preview,
     values: String,
     fields: Vec<(String, String)>,
     csrf_token: String,
@@ -825,7 +822,7 @@ fn PreviewFiles(
         <ActionForm action=submit attr:class="submit-bar">
             <input type="hidden" name="template" value=form.card.id.clone()/>
             <input type="hidden" name="values" value=values/>
-            <input type="hidden" name="at" value=preview.at.clone()/>
+            <input type="hidden" name="at" value=preview.at.to_rfc3339()/>
             <input type="hidden" name="csrf_token" value=csrf_token/>
             {move || refused().map(|m| view! { <div class="error-box" role="alert">{m}</div> })}
             <button type="submit" class="button primary" disabled=move || submit.pending().get()>

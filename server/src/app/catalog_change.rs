@@ -11,15 +11,15 @@
 
 use chrono::NaiveDate;
 use mirante_domain::{
-    Evidence, Item, Qualifier, State,
+    Evidence, Qualifier, State,
     selfservice::{ErrorCode, FieldError, is_forbidden_char},
 };
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
-use utoipa::ToSchema;
 
 use crate::app::selfservice::catalog_edit::ItemEdit;
+
+pub use mirante_api_types::catalog_change::{CatalogChangeInput, CatalogChangePreview, ItemFields};
 
 /// The template id recorded on catalog-change requests (never a template's: ids of templates
 /// are DNS labels and this is not one).
@@ -30,72 +30,6 @@ pub(crate) const MAX_REASON: usize = 2000;
 pub(crate) const MAX_EVIDENCE_TEXT: usize = 500;
 /// Most evidence entries on one item.
 pub(crate) const MAX_EVIDENCE: usize = 64;
-
-/// An admin's change of one item: the new state, qualifier and evidence (the whole list:
-/// entries left out are removed), and why.
-#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CatalogChangeInput {
-    /// `validated`, `declared` or `desired`.
-    #[serde(default)]
-    pub state: String,
-    /// `partial`, `in_progress`, `deferred`, `rejected`, `future`; empty or absent for none.
-    #[serde(default)]
-    pub qualifier: Option<String>,
-    /// Every evidence entry the item keeps or gains, as in the catalog
-    /// (`{"kind": "attestation", "by", "date", "what"}`, `probe`, `argocd`, `reference`).
-    #[serde(default)]
-    #[schema(value_type = Vec<Object>)]
-    pub evidence: Vec<Value>,
-    /// Why (required); shown on the request and in the pull request.
-    #[serde(default)]
-    pub reason: String,
-}
-
-/// An item's fields a catalog change sets.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-pub struct ItemFields {
-    /// Its state.
-    #[schema(value_type = String, example = "validated")]
-    pub state: State,
-    /// Its qualifier.
-    #[schema(value_type = Option<String>)]
-    pub qualifier: Option<Qualifier>,
-    /// Its evidence.
-    #[schema(value_type = Vec<Object>)]
-    pub evidence: Vec<Evidence>,
-}
-
-impl ItemFields {
-    pub(crate) fn of(item: &Item) -> Self {
-        ItemFields {
-            state: item.state,
-            qualifier: item.qualifier,
-            evidence: item.evidence.clone(),
-        }
-    }
-}
-
-/// What a catalog change would propose.
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct CatalogChangePreview {
-    /// The item's id.
-    pub item: String,
-    /// Its name.
-    pub name: String,
-    /// Its catalog file, as a path in the monorepo.
-    pub file: String,
-    /// The branch compared against.
-    pub base: String,
-    /// The fields now, on the base branch.
-    pub from: ItemFields,
-    /// The fields after the change.
-    pub to: ItemFields,
-    /// A unified diff of the file against the base branch.
-    pub diff: String,
-    /// The reason given.
-    pub reason: String,
-}
 
 /// SHA-256 of a file's content, hex: what the worker compares before it proposes.
 pub fn content_sha256(content: &str) -> String {

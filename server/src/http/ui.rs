@@ -8,11 +8,7 @@ use axum::http::request::Parts;
 use mirante_domain::access::{self, Principal};
 use mirante_domain::{Diagnostic, selfservice::CatalogContext};
 use mirante_frontend::{
-    api::catalog_change::{CatalogChangeView, ItemFieldsView},
-    api::selfservice::{
-        FileStatus, GpuCapacity, PreviewFile, PreviewView, Refusal, RequestFile, RequestRow,
-        RequestView, SsError, TemplateCard, TemplateForm, TimelineStep,
-    },
+    api::selfservice::{GpuCapacity, Refusal, RequestPageData, SsError, TemplateForm},
     ssr::SelfServiceData,
 };
 use serde_json::Value;
@@ -22,8 +18,11 @@ use crate::app::catalog::CatalogStore;
 use crate::app::selfservice::capacity;
 use crate::app::selfservice::service;
 use crate::app::selfservice::service::CatalogChangeInput;
+use crate::app::selfservice::service::CatalogChangePreview;
 use crate::app::selfservice::service::ItemFields;
+use crate::app::selfservice::service::Preview;
 use crate::app::selfservice::service::RequestInput;
+use crate::app::selfservice::service::RequestSummary;
 use crate::app::selfservice::service::SelfService;
 use crate::app::selfservice::service::ServiceError;
 use crate::app::selfservice::service::TemplateSummary;
@@ -63,44 +62,6 @@ fn refusal(e: ServiceError) -> SsError {
             tracing::error!(error = %format!("{error:#}"), "self-service operation failed");
             SsError::Internal("internal error; the details are in the server's log".to_owned())
         }
-    }
-}
-
-fn card(s: TemplateSummary) -> TemplateCard {
-    TemplateCard {
-        id: s.id,
-        title: mirante_domain::selfservice::Localized {
-            pt_br: s.title_pt_br,
-            en: s.title,
-        },
-        description: mirante_domain::selfservice::Localized {
-            pt_br: s.description_pt_br,
-            en: s.description,
-        },
-        needs_approval: s.needs_approval,
-    }
-}
-
-fn row(s: &service::RequestSummary) -> RequestRow {
-    RequestRow {
-        id: s.id,
-        template: s.template.clone(),
-        template_title: s.template_title.clone(),
-        target: s.target.clone(),
-        state: s.state,
-        author: s.author.clone(),
-        author_name: s.author_name.clone(),
-        pr_number: s.pr_number,
-        pr_url: s.pr_url.clone(),
-        created_at: s.created_at.to_rfc3339(),
-    }
-}
-
-fn fields_view(f: ItemFields) -> ItemFieldsView {
-    ItemFieldsView {
-        state: f.state,
-        qualifier: f.qualifier,
-        evidence: f.evidence,
     }
 }
 
@@ -169,21 +130,13 @@ impl SelfServiceData for UiSelfService {
         caller: &Parts,
         item: &str,
         input: Value,
-    ) -> Result<CatalogChangeView, SsError> {
+    ) -> Result<CatalogChangePreview, SsError> {
         let principal = principal(caller)?;
         let input = change_input(input)?;
-        let p = self
-            .service
+        self.service
             .preview_catalog_change(principal, item, &input)
             .await
-            .map_err(refusal)?;
-        Ok(CatalogChangeView {
-            file: p.file,
-            base: p.base,
-            from: fields_view(p.from),
-            to: fields_view(p.to),
-            diff: p.diff,
-        })
+            .map_err(refusal)
     }
 
     async fn submit_catalog_change(
@@ -202,15 +155,9 @@ impl SelfServiceData for UiSelfService {
         Ok(detail.summary.id)
     }
 
-    async fn templates(&self, caller: &Parts) -> Result<Vec<TemplateCard>, SsError> {
+    async fn templates(&self, caller: &Parts) -> Result<Vec<TemplateSummary>, SsError> {
         let principal = principal(caller)?;
-        Ok(self
-            .service
-            .templates_for(principal)
-            .await
-            .into_iter()
-            .map(card)
-            .collect())
+        Ok(self.service.templates_for(principal).await)
     }
 
     async fn template(&self, caller: &Parts, id: &str) -> Result<TemplateForm, SsError> {
@@ -237,7 +184,7 @@ impl SelfServiceData for UiSelfService {
             Vec::new()
         };
         Ok(TemplateForm {
-            card: card(detail.summary),
+            card: detail.summary,
             manifest: detail.manifest,
             catalog: CatalogContext::from_snapshot(&self.catalog.current().snapshot)
                 .with_namespaces(namespaces),
@@ -263,37 +210,17 @@ impl SelfServiceData for UiSelfService {
         caller: &Parts,
         template: &str,
         values: Value,
-    ) -> Result<PreviewView, SsError> {
+    ) -> Result<Preview, SsError> {
         let principal = principal(caller)?;
         let input = RequestInput {
             template: template.to_owned(),
             values,
             at: None,
         };
-        let p = self
-            .service
+        self.service
             .preview(principal, &input)
             .await
-            .map_err(refusal)?;
-        Ok(PreviewView {
-            target: p.target,
-            base: p.base,
-            needs_approval: p.needs_approval,
-            at: p.at.to_rfc3339(),
-            files: p
-                .files
-                .into_iter()
-                .map(|f| PreviewFile {
-                    path: f.path,
-                    status: match f.status {
-                        service::FileStatus::Added => FileStatus::Added,
-                        service::FileStatus::Modified => FileStatus::Modified,
-                        service::FileStatus::Unchanged => FileStatus::Unchanged,
-                    },
-                    diff: f.diff,
-                })
-                .collect(),
-        })
+            .map_err(refusal)
     }
 
     async fn submit(
@@ -328,14 +255,9 @@ impl SelfServiceData for UiSelfService {
         Ok(detail.summary.id)
     }
 
-    async fn requests(&self, caller: &Parts) -> Result<Vec<RequestRow>, SsError> {
+    async fn requests(&self, caller: &Parts) -> Result<Vec<RequestSummary>, SsError> {
         let principal = principal(caller)?;
-        let rows = self
-            .service
-            .list_requests(principal)
-            .await
-            .map_err(refusal)?;
-        Ok(rows.iter().map(row).collect())
+        self.service.list_requests(principal).await.map_err(refusal)
     }
 
     async fn resources(
@@ -349,53 +271,43 @@ impl SelfServiceData for UiSelfService {
             .map_err(refusal)
     }
 
-    async fn request(&self, caller: &Parts, id: i64) -> Result<RequestView, SsError> {
+    async fn request(&self, caller: &Parts, id: i64) -> Result<RequestPageData, SsError> {
         let principal = principal(caller)?;
         let d = self.service.request(principal, id).await.map_err(refusal)?;
-        // The values in the order of the template's form, when the template is still there.
+        // The template's words, when the caller may still see the template.
+        let manifest = self
+            .service
+            .template_for(principal, &d.summary.template)
+            .await
+            .ok()
+            .map(|t| t.manifest);
+        // The values in the order of the template's form.
         let mut values: Vec<(String, Value)> = match &d.values {
             _ if d.summary.template == service::CATALOG_CHANGE => catalog_change_values(&d.values),
             Value::Object(map) => map.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             _ => Vec::new(),
         };
-        if let Some(t) = self.service.last_template_set().get(&d.summary.template) {
+        if let Some(m) = &manifest {
             let position = |name: &str| {
-                t.manifest()
-                    .parameters
+                m.parameters
                     .iter()
                     .position(|p| p.name == name)
                     .unwrap_or(usize::MAX)
             };
             values.sort_by_key(|(k, _)| position(k));
         }
-        Ok(RequestView {
-            row: row(&d.summary),
+        Ok(RequestPageData {
+            request: d,
             values,
-            files: d
-                .files
-                .into_iter()
-                .map(|f| RequestFile {
-                    path: f.path,
-                    content: f.content,
+            title: manifest.as_ref().map(|m| m.title.clone()),
+            labels: manifest
+                .map(|m| {
+                    m.parameters
+                        .into_iter()
+                        .map(|p| (p.name, p.title))
+                        .collect()
                 })
-                .collect(),
-            branch: d.branch,
-            last_error: d.last_error,
-            timeline: d
-                .timeline
-                .into_iter()
-                .map(|t| TimelineStep {
-                    to: t.to,
-                    at: t.at.to_rfc3339(),
-                    actor: t.actor,
-                    comment: t.comment,
-                    overcommit_reason: t.overcommit_reason,
-                    deployment: t.deployment,
-                })
-                .collect(),
-            can_decide: d.can_decide,
-            can_merge: d.can_merge,
-            another_admin_decides: d.another_admin_decides,
+                .unwrap_or_default(),
             csrf_token: String::new(),
         })
     }

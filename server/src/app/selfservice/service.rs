@@ -225,7 +225,7 @@ impl SelfService {
             .iter()
             .map(|t| t.manifest())
             .filter(|m| access::may_use_template(&principal.viewer, &m.access))
-            .map(summary_of)
+            .map(TemplateSummary::of)
             .collect()
     }
 
@@ -241,7 +241,7 @@ impl SelfService {
             .filter(|t| access::may_use_template(&principal.viewer, &t.manifest().access))
             .ok_or_else(|| ServiceError::NotFound(format!("no template `{id}`")))?;
         Ok(TemplateDetail {
-            summary: summary_of(template.manifest()),
+            summary: TemplateSummary::of(template.manifest()),
             manifest: template.manifest().clone(),
         })
     }
