@@ -7,8 +7,14 @@
 //! - A merge is a fast-forward when the base has not moved (else a merge commit), or always a
 //!   merge commit. The base is moved with a compare-and-swap on the reference, so a concurrent
 //!   change to the base is never overwritten.
+//! - A reference's lock file (`refs/heads/<name>.lock`, `packed-refs.lock`) that is older than
+//!   [`STALE_LOCK_AFTER`] was left by a writer that died mid-write (a crash, a kill): the portal
+//!   is the local monorepo's only writer and holds such a lock for milliseconds. It is removed,
+//!   with a warning, and the write goes on; a young lock is waited for; a lock that cannot be
+//!   removed is reported with its path and why.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use git2::{ErrorCode, FileMode, Oid, Repository, build::TreeUpdateBuilder};
 use mirante_domain::monorepo::{BranchSpec, FileChange, MergeStyle, is_safe_path};
@@ -31,6 +37,70 @@ pub(crate) fn merge(
     message: &str,
 ) -> GitResult<String> {
     merge_in(&open(path)?, base, branch, style, message)
+}
+
+/// How old a reference's lock file must be to have been left by a writer that is gone. A live
+/// writer holds one for the time of one file write; ten seconds leaves a margin for a slow
+/// disk without blocking the requests behind a dead writer's lock for long.
+pub(crate) const STALE_LOCK_AFTER: Duration = Duration::from_secs(10);
+
+/// The lock files that keep `refname` from being written, with their age.
+fn ref_locks(repo: &Repository, refname: &str) -> Vec<(PathBuf, Duration)> {
+    [
+        repo.path().join(format!("{refname}.lock")),
+        repo.path().join("packed-refs.lock"),
+    ]
+    .into_iter()
+    .filter_map(|path| {
+        let modified = std::fs::metadata(&path).ok()?.modified().ok()?;
+        Some((path, modified.elapsed().unwrap_or_default()))
+    })
+    .collect()
+}
+
+/// Removes the lock files of `refname` that a dead writer left (older than
+/// [`STALE_LOCK_AFTER`]); answers whether it removed any. One it cannot remove is an error
+/// naming it, since every later write of the reference would fail on it too.
+fn clear_stale_locks(repo: &Repository, refname: &str) -> GitResult<bool> {
+    let mut removed = false;
+    for (path, age) in ref_locks(repo, refname) {
+        if age < STALE_LOCK_AFTER {
+            continue;
+        }
+        match std::fs::remove_file(&path) {
+            Ok(()) => {
+                tracing::warn!(
+                    lock = %path.display(),
+                    age.secs = age.as_secs(),
+                    "removed a stale lock file a stopped writer left in the monorepo"
+                );
+                removed = true;
+            }
+            // Another attempt removed it first.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => removed = true,
+            Err(e) => {
+                return Err(GitError::Unavailable(format!(
+                    "`{}` is a lock file left {} s ago by a writer that stopped, and it cannot be removed ({e}); remove it by hand",
+                    path.display(),
+                    age.as_secs()
+                )));
+            }
+        }
+    }
+    Ok(removed)
+}
+
+/// What keeps `refname` locked, for the error once waiting did not help.
+fn locked_by(repo: &Repository, refname: &str) -> String {
+    let locks: Vec<String> = ref_locks(repo, refname)
+        .into_iter()
+        .map(|(path, age)| format!("`{}`, {} ms old", path.display(), age.as_millis()))
+        .collect();
+    if locks.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", locks.join("; "))
+    }
 }
 
 /// The tree of `base` with `files` added or replaced.
@@ -97,8 +167,12 @@ fn create_branch_in(repo: &Repository, spec: &BranchSpec) -> GitResult<String> {
             }
             // Another worker is writing it right now (it holds the reference's lock file):
             // wait for it, then judge what it wrote; try again if it wrote nothing.
+            // A lock a dead writer left is removed and the write tried again at once.
             Err(e) if e.code() == ErrorCode::Locked => {
-                std::thread::sleep(std::time::Duration::from_millis(5));
+                if clear_stale_locks(repo, &name)? {
+                    continue;
+                }
+                std::thread::sleep(Duration::from_millis(5));
                 if let Some(existing) = tip(repo, &spec.branch)? {
                     return reuse(repo, existing, spec);
                 }
@@ -107,8 +181,9 @@ fn create_branch_in(repo: &Repository, spec: &BranchSpec) -> GitResult<String> {
         }
     }
     Err(GitError::Unavailable(format!(
-        "branch `{}` stayed locked by another writer",
-        spec.branch
+        "branch `{}` stayed locked by another writer{}",
+        spec.branch,
+        locked_by(repo, &name)
     )))
 }
 
@@ -137,7 +212,9 @@ fn merge_in(
     message: &str,
 ) -> GitResult<String> {
     let base_ref = branch_ref(base)?;
-    // The base may move between reading it and moving it (another merge); try again then.
+    let mut locked = false;
+    // The base may move between reading it and moving it (another merge), or be locked while
+    // another writer moves it; try again then.
     for _ in 0..5 {
         let head =
             tip(repo, base)?.ok_or_else(|| GitError::NotFound(format!("base branch `{base}`")))?;
@@ -187,11 +264,114 @@ fn merge_in(
         };
         match repo.reference_matching(&base_ref, new_tip, true, head, message) {
             Ok(_) => return Ok(new_tip.to_string()),
-            Err(e) if matches!(e.code(), ErrorCode::Modified | ErrorCode::Locked) => continue,
+            Err(e) if e.code() == ErrorCode::Modified => locked = false,
+            Err(e) if e.code() == ErrorCode::Locked => {
+                locked = true;
+                if !clear_stale_locks(repo, &base_ref)? {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }
             Err(e) => return Err(git_error(e)),
         }
+    }
+    if locked {
+        return Err(GitError::Unavailable(format!(
+            "`{base}` stayed locked by another writer while merging `{branch}`{}",
+            locked_by(repo, &base_ref)
+        )));
     }
     Err(GitError::Unavailable(format!(
         "`{base}` kept moving while merging `{branch}`"
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::SystemTime;
+
+    use mirante_domain::monorepo::CommitAuthor;
+
+    use super::*;
+    use crate::adapters::git::init_monorepo;
+
+    fn monorepo() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("monorepo");
+        init_monorepo(
+            &path,
+            "main",
+            &[FileChange {
+                path: "README.md".into(),
+                content: "# devops\n".into(),
+            }],
+        )
+        .unwrap();
+        (dir, path)
+    }
+
+    fn branch(path: &Path, name: &str) -> GitResult<String> {
+        create_branch(
+            path,
+            &BranchSpec {
+                branch: name.into(),
+                base: "main".into(),
+                message: "a request".into(),
+                author: CommitAuthor {
+                    name: "Rui Researcher".into(),
+                    email: "rui@example.org".into(),
+                },
+                files: vec![FileChange {
+                    path: format!("{name}/README.md"),
+                    content: "x\n".into(),
+                }],
+            },
+        )
+    }
+
+    /// Leaves the lock file of `refname` as a writer that stopped `age` ago would.
+    fn leave_lock(path: &Path, refname: &str, age: Duration) -> PathBuf {
+        let git_dir = open(path).unwrap().path().to_owned();
+        let lock = git_dir.join(format!("{refname}.lock"));
+        std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
+        let file = std::fs::File::create(&lock).unwrap();
+        file.set_modified(SystemTime::now() - age).unwrap();
+        lock
+    }
+
+    #[test]
+    fn a_lock_a_dead_writer_left_on_a_branch_or_the_base_is_removed_and_the_write_goes_on() {
+        let (_dir, path) = monorepo();
+        let branch_lock = leave_lock(&path, "refs/heads/ws-a", Duration::from_secs(60));
+        let created = branch(&path, "ws-a");
+        let base_lock = leave_lock(&path, "refs/heads/main", Duration::from_secs(60));
+
+        let merged = merge(&path, "main", "ws-a", MergeStyle::FastForward, "merge ws-a");
+
+        assert_eq!(merged.unwrap(), created.unwrap());
+        assert!(!branch_lock.exists() && !base_lock.exists());
+    }
+
+    #[test]
+    fn a_young_lock_is_a_live_writer_s_and_is_waited_for_then_named_in_the_error() {
+        let (_dir, path) = monorepo();
+        branch(&path, "ws-a").unwrap();
+        let lock = leave_lock(&path, "refs/heads/main", Duration::ZERO);
+
+        let merged = merge(&path, "main", "ws-a", MergeStyle::FastForward, "merge ws-a");
+        let other = leave_lock(&path, "refs/heads/ws-b", Duration::ZERO);
+        let created = branch(&path, "ws-b");
+
+        let merged = merged.unwrap_err().to_string();
+        assert!(
+            merged.contains("stayed locked by another writer"),
+            "{merged}"
+        );
+        assert!(merged.contains(&lock.display().to_string()), "{merged}");
+        let created = created.unwrap_err().to_string();
+        assert!(created.contains(&other.display().to_string()), "{created}");
+        assert!(
+            lock.exists() && other.exists(),
+            "a live writer's lock is left alone"
+        );
+    }
 }
