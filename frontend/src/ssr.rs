@@ -81,14 +81,18 @@ pub trait SelfServiceData: Send + Sync + 'static {
         values: Value,
     ) -> Result<Preview, SsError>;
     /// Stores a request with these values, rendered as the preview made `at` (RFC 3339) did;
-    /// answers its id.
+    /// answers its id. A `key` used before by the caller with the same values answers the
+    /// request it made.
     async fn submit(
         &self,
         caller: &Parts,
         template: &str,
         values: Value,
         at: Option<&str>,
+        key: Option<&str>,
     ) -> Result<i64, SsError>;
+    /// A fresh idempotency key for a submit or propose form.
+    fn request_key(&self) -> String;
     /// The requests the caller may see, newest first.
     async fn requests(&self, caller: &Parts) -> Result<Vec<RequestSummary>, SsError>;
     /// A request the caller may see, with its values as its page lists them and its
@@ -124,12 +128,14 @@ pub trait SelfServiceData: Send + Sync + 'static {
         item: &str,
         input: Value,
     ) -> Result<CatalogChangePreview, SsError>;
-    /// Proposes a change of item `item` (admins); answers the request's id.
+    /// Proposes a change of item `item` (admins); answers the request's id; `key` as for
+    /// [`SelfServiceData::submit`].
     async fn submit_catalog_change(
         &self,
         caller: &Parts,
         item: &str,
         input: Value,
+        key: Option<&str>,
     ) -> Result<i64, SsError>;
 }
 

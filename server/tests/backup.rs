@@ -117,6 +117,7 @@ async fn seed_request(db: &Db, name: &str) -> i64 {
         // Waits for approval: the running portal leaves it as it is.
         needs_approval: true,
         at: Utc::now(),
+        idempotency: None,
     })
     .await
     .unwrap()

@@ -205,6 +205,7 @@ async fn worker_jobs_are_counted_by_outcome() {
             },
             needs_approval: false,
             at: Utc::now(),
+            idempotency: None,
         })
         .await
         .unwrap();

@@ -146,6 +146,7 @@ async fn seed_request(app: &TestApp, target: &str, files: Vec<FileChange>) -> i6
             },
             needs_approval: false,
             at: Utc::now(),
+            idempotency: None,
         })
         .await
         .unwrap();
@@ -724,5 +725,99 @@ on_both_databases! {
         assert_eq!(files.len(), 1, "{preview}");
         assert_eq!(files[0].0, "scratch/tmp1/namespace.yaml");
         assert!(files[0].1.contains("name: \"scratch-tmp1\""), "{}", files[0].1);
+    }
+}
+
+/// `POST /api/v1/requests` with `body` and, when given, an `Idempotency-Key`; answers the
+/// status, the `Idempotent-Replayed` header and the JSON body.
+async fn post_keyed(
+    app: &TestApp,
+    client: &reqwest::Client,
+    key: Option<&str>,
+    body: &Value,
+) -> (u16, Option<String>, Value) {
+    let mut post = client
+        .post(format!("{}/api/v1/requests", app.address))
+        .json(body);
+    if let Some(key) = key {
+        post = post.header("Idempotency-Key", key);
+    }
+    let response = post.send().await.expect("request failed");
+    let status = response.status().as_u16();
+    let replayed = response
+        .headers()
+        .get("idempotent-replayed")
+        .map(|v| v.to_str().unwrap().to_owned());
+    let body = response.json().await.unwrap_or(Value::Null);
+    (status, replayed, body)
+}
+
+fn workspace_named(name: &str) -> Value {
+    let mut input = workspace();
+    input["values"]["name"] = json!(name);
+    input
+}
+
+on_both_databases! {
+    async fn a_creation_sent_again_with_its_idempotency_key_answers_the_first_request_instead_of_a_second(backend: Backend) {
+        let app = spawn_app_with(backend, CatalogSetup::Embedded).await;
+        let rui = app.dev_browser("rui").await;
+
+        let first = post_keyed(&app, &rui, Some("submit-nlp-1"), &workspace()).await;
+        let again = post_keyed(&app, &rui, Some("submit-nlp-1"), &workspace()).await;
+        // Five clients retrying one creation at the same moment.
+        let cv = workspace_named("cv");
+        let race = || post_keyed(&app, &rui, Some("submit-cv-1"), &cv);
+        let (a, b, c, d, e) = tokio::join!(race(), race(), race(), race(), race());
+        let racing = [a, b, c, d, e];
+        let other_values = post_keyed(&app, &rui, Some("submit-nlp-1"), &workspace_named("other")).await;
+        let listed = app.get_json_as(&rui, "/api/v1/requests", 200).await;
+
+        assert_eq!((first.0, first.1.as_deref()), (201, Some("false")), "{}", first.2);
+        assert_eq!((again.0, again.1.as_deref()), (201, Some("true")), "{}", again.2);
+        assert_eq!(again.2["id"], first.2["id"]);
+        assert_eq!(again.2["state"], "awaiting_approval");
+        let racing_ids: Vec<&Value> = racing.iter().map(|(status, _, body)| {
+            assert_eq!(*status, 201, "{body}");
+            &body["id"]
+        }).collect();
+        assert!(racing_ids.iter().all(|id| *id == racing_ids[0]), "{racing_ids:?}");
+        assert_eq!(racing.iter().filter(|r| r.1.as_deref() == Some("false")).count(), 1, "one of them made it");
+        assert_eq!(other_values.0, 422, "{}", other_values.2);
+        assert!(other_values.2["error"].as_str().unwrap().contains("Idempotency-Key"), "{}", other_values.2);
+        assert_eq!(listed["requests"].as_array().unwrap().len(), 2, "{listed}");
+    }
+
+    async fn a_malformed_idempotency_key_is_refused_and_stores_nothing(backend: Backend) {
+        let app = spawn_app_with(backend, CatalogSetup::Embedded).await;
+        let rui = app.dev_browser("rui").await;
+        let long = "k".repeat(256);
+
+        let spaced = post_keyed(&app, &rui, Some("two words"), &workspace()).await;
+        let too_long = post_keyed(&app, &rui, Some(&long), &workspace()).await;
+        let listed = app.get_json_as(&rui, "/api/v1/requests", 200).await;
+
+        for (status, _, body) in [&spaced, &too_long] {
+            assert_eq!(*status, 400, "{body}");
+            assert!(body["error"].as_str().unwrap().contains("Idempotency-Key"), "{body}");
+        }
+        assert_eq!(listed["requests"], json!([]));
+    }
+
+    async fn a_second_open_request_for_the_same_folder_is_refused_naming_the_first(backend: Backend) {
+        let app = spawn_app_with(backend, CatalogSetup::Embedded).await;
+        let rui = app.dev_browser("rui").await;
+        let first = app.post_json(&rui, "/api/v1/requests", &workspace(), 201).await;
+        let id = first["id"].as_i64().unwrap();
+
+        let (status, _, second) = post_keyed(&app, &rui, None, &workspace()).await;
+        app.post_json(&app.client, &format!("/api/v1/requests/{id}/reject"), &json!({"comment": "ask again later"}), 200)
+            .await;
+        let after_rejection = app.post_json(&rui, "/api/v1/requests", &workspace(), 201).await;
+
+        assert_eq!(status, 409, "{second}");
+        assert_eq!(second["request"], id, "{second}");
+        assert!(second["error"].as_str().unwrap().contains(&format!("#{id}")), "{second}");
+        assert_ne!(after_rejection["id"], id, "a rejected request no longer holds the folder");
     }
 }

@@ -26,6 +26,8 @@ pub struct ChangePreviewPage {
     pub outcome: Result<CatalogChangePreview, Refusal>,
     /// The session's token for the propose form.
     pub csrf_token: String,
+    /// The propose form's `Idempotency-Key`: proposing twice from this page makes one request.
+    pub request_key: String,
 }
 
 /// The last value of a form field.
@@ -117,6 +119,7 @@ pub async fn preview_catalog_change(
         input: input.to_string(),
         outcome,
         csrf_token: super::selfservice::csrf(&parts),
+        request_key: service.request_key(),
     }))
 }
 
@@ -126,6 +129,7 @@ pub async fn propose_catalog_change(
     item: String,
     input: String,
     csrf_token: String,
+    request_key: Option<String>,
 ) -> Result<Result<i64, Refusal>, ServerFnError> {
     crate::ssr::authorize("catalog-change")?;
     use super::selfservice::SsError;
@@ -133,7 +137,11 @@ pub async fn propose_catalog_change(
     super::selfservice::check_csrf(&parts, &csrf_token)?;
     let input: Value = serde_json::from_str(&input)
         .map_err(|_| ServerFnError::new("the change is not valid JSON"))?;
-    match service.submit_catalog_change(&parts, &item, input).await {
+    let key = request_key.filter(|k| !k.is_empty());
+    match service
+        .submit_catalog_change(&parts, &item, input, key.as_deref())
+        .await
+    {
         Ok(id) => {
             leptos_axum::redirect(&format!("/requests/{id}"));
             Ok(Ok(id))

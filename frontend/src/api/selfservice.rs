@@ -62,6 +62,9 @@ pub struct PreviewPage {
     pub outcome: Result<Preview, Refusal>,
     /// The session's token for the submit form.
     pub csrf_token: String,
+    /// The submit form's `Idempotency-Key`: submitting twice from this page (a second click,
+    /// a retry) makes one request.
+    pub request_key: String,
 }
 
 /// What the requests page shows.
@@ -327,6 +330,7 @@ pub async fn preview_request(
         values: values.to_string(),
         outcome,
         csrf_token: csrf(&parts),
+        request_key: service.request_key(),
     }))
 }
 
@@ -338,6 +342,7 @@ pub async fn submit_request(
     values: String,
     at: Option<String>,
     csrf_token: String,
+    request_key: Option<String>,
 ) -> Result<Result<i64, Refusal>, ServerFnError> {
     crate::ssr::authorize("submit")?;
     let (service, parts) = service()?;
@@ -345,8 +350,9 @@ pub async fn submit_request(
     let values: Value = serde_json::from_str(&values)
         .map_err(|_| ServerFnError::new("the values are not valid JSON"))?;
     let at = at.filter(|a| !a.is_empty());
+    let key = request_key.filter(|k| !k.is_empty());
     match service
-        .submit(&parts, &template, values, at.as_deref())
+        .submit(&parts, &template, values, at.as_deref(), key.as_deref())
         .await
     {
         Ok(id) => {

@@ -272,6 +272,7 @@ fn change_body(page: ChangePreviewPage, fields: Vec<(String, String)>) -> AnyVie
         input,
         outcome,
         csrf_token,
+        request_key,
     } = page;
     let head = view! { <ChangeHead id=item.clone() name/> };
     match outcome {
@@ -296,7 +297,7 @@ fn change_body(page: ChangePreviewPage, fields: Vec<(String, String)>) -> AnyVie
                         <DiffLines diff=change.diff.clone()/>
                     </details>
                 </div>
-                <ProposeForm id=item input csrf_token/>
+                <ProposeForm id=item input csrf_token request_key/>
             }
             .into_any()
         }
@@ -379,7 +380,12 @@ fn ChangeSummary(change: CatalogChangePreview, reason: String) -> impl IntoView 
 }
 
 #[component]
-fn ProposeForm(id: String, input: String, csrf_token: String) -> impl IntoView {
+fn ProposeForm(
+    id: String,
+    input: String,
+    csrf_token: String,
+    request_key: String,
+) -> impl IntoView {
     let i18n = use_i18n();
     let propose = ServerAction::<ProposeCatalogChange>::new();
     let refused = move || match propose.value().get() {
@@ -399,6 +405,7 @@ fn ProposeForm(id: String, input: String, csrf_token: String) -> impl IntoView {
             <input type="hidden" name="item" value=id.clone()/>
             <input type="hidden" name="input" value=input/>
             <input type="hidden" name="csrf_token" value=csrf_token/>
+            <input type="hidden" name="request_key" value=request_key/>
             {move || refused().map(|m| view! { <div class="error-box" role="alert">{m}</div> })}
             <button type="submit" class="button primary" disabled=move || propose.pending().get()>
                 {i18n.tr("change-propose")}

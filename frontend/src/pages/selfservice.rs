@@ -743,6 +743,7 @@ fn preview_body(page: PreviewPage, fields: Vec<(String, String)>) -> AnyView {
         values,
         outcome,
         csrf_token,
+        request_key,
     } = page;
     let fields = initial_fields(&form.manifest, &fields);
     match outcome {
@@ -758,7 +759,7 @@ fn preview_body(page: PreviewPage, fields: Vec<(String, String)>) -> AnyView {
         .into_any(),
         Ok(preview) => view! {
             <TemplateHead form=form.clone() step="ss-step-preview"/>
-            <PreviewFiles form preview values fields csrf_token/>
+            <PreviewFiles form preview values fields csrf_token request_key/>
         }
         .into_any(),
     }
@@ -771,6 +772,7 @@ fn PreviewFiles(
     values: String,
     fields: Vec<(String, String)>,
     csrf_token: String,
+    request_key: String,
 ) -> impl IntoView {
     let i18n = use_i18n();
     let submit = ServerAction::<SubmitRequest>::new();
@@ -824,6 +826,7 @@ fn PreviewFiles(
             <input type="hidden" name="values" value=values/>
             <input type="hidden" name="at" value=preview.at.to_rfc3339()/>
             <input type="hidden" name="csrf_token" value=csrf_token/>
+            <input type="hidden" name="request_key" value=request_key/>
             {move || refused().map(|m| view! { <div class="error-box" role="alert">{m}</div> })}
             <button type="submit" class="button primary" disabled=move || submit.pending().get()>
                 {i18n.tr("ss-submit")}

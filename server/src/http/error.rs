@@ -35,6 +35,18 @@ pub enum ApiError {
     /// directory that already exists).
     #[error("{0}")]
     Conflict(String),
+    /// An open request already asks for the same thing; 409 naming it in `request`.
+    #[error("{message}")]
+    Duplicate {
+        /// What to tell the caller.
+        message: String,
+        /// The open request.
+        request: i64,
+    },
+    /// The request is well formed but cannot be taken as it is (an idempotency key reused
+    /// for another request); 422.
+    #[error("{0}")]
+    Unprocessable(String),
     /// It cannot happen now because of these values (an approval beyond a cluster's free
     /// GPUs); 409 with the fields in `details`.
     #[error("{0}")]
@@ -64,6 +76,8 @@ impl ApiError {
             ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::ConflictFields(..) => StatusCode::CONFLICT,
+            ApiError::Duplicate { .. } => StatusCode::CONFLICT,
+            ApiError::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::InvalidFields(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::InvalidCatalog(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
@@ -110,6 +124,9 @@ pub(crate) struct ErrorBody {
     pub error: String,
     /// Itemised problems, when there are several (catalog diagnostics); otherwise empty.
     pub details: Vec<ErrorDetail>,
+    /// The open request this one would duplicate (409 on a creation).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request: Option<i64>,
 }
 
 /// One itemised problem; catalog diagnostics carry their position, invalid values their
@@ -138,6 +155,10 @@ pub(crate) struct ErrorDetail {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let status = self.status();
+        let request = match &self {
+            ApiError::Duplicate { request, .. } => Some(*request),
+            _ => None,
+        };
         let (error, details) = match self {
             ApiError::Internal(cause) => {
                 // The one place internal failures are logged; the client learns nothing of
@@ -177,7 +198,15 @@ impl IntoResponse for ApiError {
             }
             other => (other.to_string(), Vec::new()),
         };
-        (status, Json(ErrorBody { error, details })).into_response()
+        (
+            status,
+            Json(ErrorBody {
+                error,
+                details,
+                request,
+            }),
+        )
+            .into_response()
     }
 }
 

@@ -56,6 +56,8 @@ fn refusal(e: ServiceError) -> SsError {
         ServiceError::Forbidden(m)
         | ServiceError::BadRequest(m)
         | ServiceError::Conflict(m)
+        | ServiceError::Duplicate { message: m, .. }
+        | ServiceError::KeyReused(m)
         | ServiceError::Unavailable(m) => SsError::Refused(Refusal::Refused(m)),
         ServiceError::Internal(error) => {
             // Logged once here; the page says only that something broke.
@@ -144,15 +146,23 @@ impl SelfServiceData for UiSelfService {
         caller: &Parts,
         item: &str,
         input: Value,
+        key: Option<&str>,
     ) -> Result<i64, SsError> {
         let principal = principal(caller)?;
         let input = change_input(input)?;
-        let detail = self
+        let submitted = self
             .service
-            .submit_catalog_change(principal, item, &input)
+            .submit_catalog_change(principal, item, &input, key)
             .await
             .map_err(refusal)?;
-        Ok(detail.summary.id)
+        Ok(submitted.detail.summary.id)
+    }
+
+    fn request_key(&self) -> String {
+        use rand::RngCore;
+        let mut bits = [0u8; 16];
+        rand::rngs::OsRng.fill_bytes(&mut bits);
+        hex::encode(bits)
     }
 
     async fn templates(&self, caller: &Parts) -> Result<Vec<TemplateSummary>, SsError> {
@@ -229,6 +239,7 @@ impl SelfServiceData for UiSelfService {
         template: &str,
         values: Value,
         at: Option<&str>,
+        key: Option<&str>,
     ) -> Result<i64, SsError> {
         let principal = principal(caller)?;
         let at = at
@@ -247,12 +258,12 @@ impl SelfServiceData for UiSelfService {
             values,
             at,
         };
-        let detail = self
+        let submitted = self
             .service
-            .submit(principal, &input)
+            .submit(principal, &input, key)
             .await
             .map_err(refusal)?;
-        Ok(detail.summary.id)
+        Ok(submitted.detail.summary.id)
     }
 
     async fn requests(&self, caller: &Parts) -> Result<Vec<RequestSummary>, SsError> {

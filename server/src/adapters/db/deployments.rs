@@ -310,6 +310,7 @@ mod tests {
                 author: &author,
                 needs_approval: false,
                 at: Utc::now(),
+                idempotency: None,
             })
             .await
             .unwrap();

@@ -83,6 +83,47 @@ pub struct NewRequest<'a> {
     pub needs_approval: bool,
     /// When.
     pub at: DateTime<Utc>,
+    /// The client's name for this creation (`Idempotency-Key`), with a fingerprint of what it
+    /// asked; `None`: every call makes a request.
+    pub idempotency: Option<Idempotency<'a>>,
+}
+
+/// A client's `Idempotency-Key` for one creation and the fingerprint of what it asked.
+#[derive(Debug, Clone, Copy)]
+pub struct Idempotency<'a> {
+    /// The key, as the client sent it.
+    pub key: &'a str,
+    /// A digest of the request's input: the same key with other input is refused.
+    pub fingerprint: &'a str,
+}
+
+/// What [`Db::create_request`] did.
+#[derive(Debug, Clone)]
+pub struct Created {
+    /// The request, as stored.
+    pub request: RequestRecord,
+    /// Whether it was stored earlier under the same idempotency key (nothing new was made).
+    pub replayed: bool,
+}
+
+/// Why a request was not stored.
+#[derive(Debug, thiserror::Error)]
+pub enum CreateError {
+    /// An open request already asks for the same target directory.
+    #[error("request #{} already asks for `{}` and is {}", .0.id, .0.target, .0.state)]
+    TargetTaken(Box<RequestRecord>),
+    /// The idempotency key was used before, for other input.
+    #[error("the idempotency key was used for request #{0} with other values")]
+    KeyReused(i64),
+    /// The database failed.
+    #[error(transparent)]
+    Db(#[from] DbError),
+}
+
+impl From<sqlx::Error> for CreateError {
+    fn from(e: sqlx::Error) -> Self {
+        CreateError::Db(e.into())
+    }
 }
 
 /// A stored request.
@@ -407,25 +448,95 @@ impl Db {
     /// Stores a submitted request with the steps `request::submission` gives it (timeline
     /// entries, and the proposing job unless it needs approval) — all in one transaction.
     /// Returns the request.
-    pub async fn insert_request(&self, r: &NewRequest<'_>) -> Result<RequestRecord, DbError> {
-        self.insert_request_of_kind(RequestKind::Template, r).await
+    pub async fn insert_request(&self, r: &NewRequest<'_>) -> Result<RequestRecord, CreateError> {
+        Ok(self.create_request(RequestKind::Template, r).await?.request)
     }
 
-    /// [`Db::insert_request`] for a request of `kind`.
-    pub async fn insert_request_of_kind(
+    /// Stores a request of `kind`, unless its idempotency key names an earlier one (answered
+    /// instead, or refused when it asked for something else) or, for a template request, an
+    /// open template request already asks for the same target directory. The checks and the
+    /// insert hold one lock (PostgreSQL: advisory locks on the key and the target; SQLite:
+    /// the write lock from `BEGIN IMMEDIATE`), so two concurrent calls never both insert.
+    pub async fn create_request(
         &self,
         kind: RequestKind,
         r: &NewRequest<'_>,
-    ) -> Result<RequestRecord, DbError> {
+    ) -> Result<Created, CreateError> {
         let steps = request::submission(r.needs_approval);
         let state = steps.last().map_or(RequestState::Submitted, |step| step.to);
+        let backend = self.backend();
+        let open_for_target = format!(
+            "select {REQUEST_COLUMNS} from request where kind = 'template' and target = $1
+               and state in ('submitted', 'awaiting_approval', 'approved', 'proposing', 'proposed')
+             order by request_id limit 1"
+        );
         let id: i64 = on_db!(self, |pool| {
-            let mut tx = pool.begin().await?;
+            let mut tx = match backend {
+                Backend::Sqlite => pool.begin_with("BEGIN IMMEDIATE").await?,
+                Backend::Postgres => pool.begin().await?,
+            };
+            if backend == Backend::Postgres {
+                // language=sql
+                let sql = "select pg_advisory_xact_lock(hashtextextended($1, 0))";
+                if let Some(idem) = r.idempotency {
+                    sqlx::query(sql)
+                        .bind(format!(
+                            "mirante.idempotency:{}:{}",
+                            r.author.user_id, idem.key
+                        ))
+                        .execute(&mut *tx)
+                        .await?;
+                }
+                if kind == RequestKind::Template {
+                    sqlx::query(sql)
+                        .bind(format!("mirante.request-target:{}", r.target))
+                        .execute(&mut *tx)
+                        .await?;
+                }
+            }
+            if let Some(idem) = r.idempotency {
+                // language=sql
+                let sql = "select request_id, idempotency_fingerprint from request
+                           where author_user_id = $1 and idempotency_key = $2";
+                let earlier: Option<(i64, Option<String>)> = sqlx::query_as(sql)
+                    .bind(r.author.user_id)
+                    .bind(idem.key)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+                if let Some((id, fingerprint)) = earlier {
+                    tx.rollback().await?;
+                    if fingerprint.as_deref() != Some(idem.fingerprint) {
+                        return Err(CreateError::KeyReused(id));
+                    }
+                    return self
+                        .request(id)
+                        .await?
+                        .map(|request| Created {
+                            request,
+                            replayed: true,
+                        })
+                        .ok_or_else(|| CreateError::Db(DbError::Sqlx(sqlx::Error::RowNotFound)));
+                }
+            }
+            if kind == RequestKind::Template {
+                let open: Option<RequestRow> = sqlx::query_as(&open_for_target)
+                    .bind(r.target)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+                if let Some(open) = open {
+                    tx.rollback().await?;
+                    return Err(CreateError::TargetTaken(Box::new(RequestRecord::try_from(
+                        open,
+                    )?)));
+                }
+            }
             // language=sql
             let sql = r#"insert into request (template, template_title, "values", files, target,
                              slug, author_user_id, author_username, author_name, author_email,
-                             state, needs_approval, attempts, created_at, updated_at, kind)
-                         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 0, $13, $13, $14)
+                             state, needs_approval, attempts, created_at, updated_at, kind,
+                             idempotency_key, idempotency_fingerprint)
+                         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 0, $13, $13, $14,
+                                 $15, $16)
                          returning request_id"#;
             let id: i64 = sqlx::query_scalar(sql)
                 .bind(r.template)
@@ -442,6 +553,8 @@ impl Db {
                 .bind(r.needs_approval)
                 .bind(r.at)
                 .bind(kind.as_str())
+                .bind(r.idempotency.map(|i| i.key))
+                .bind(r.idempotency.map(|i| i.fingerprint))
                 .fetch_one(&mut *tx)
                 .await?;
             // language=sql
@@ -465,9 +578,14 @@ impl Db {
             tx.commit().await?;
             id
         });
-        self.request(id)
+        let request = self
+            .request(id)
             .await?
-            .ok_or_else(|| DbError::Sqlx(sqlx::Error::RowNotFound))
+            .ok_or_else(|| DbError::Sqlx(sqlx::Error::RowNotFound))?;
+        Ok(Created {
+            request,
+            replayed: false,
+        })
     }
 
     /// A request by id.
@@ -869,6 +987,45 @@ impl Db {
         Ok(n == 1)
     }
 
+    /// Extends the lease `owner` holds on a job to `until_ms`. Returns whether it still held
+    /// it (false: the lease ran out and another worker took the job, or it is finished).
+    pub async fn renew_job(
+        &self,
+        job_id: i64,
+        owner: &str,
+        until_ms: i64,
+    ) -> Result<bool, DbError> {
+        // language=sql
+        let sql = "update request_job set lease_until_ms = $1
+                   where request_job_id = $2 and lease_owner = $3 and done_at is null";
+        let n = on_db!(self, |pool| {
+            sqlx::query(sql)
+                .bind(until_ms)
+                .bind(job_id)
+                .bind(owner)
+                .execute(pool)
+                .await?
+                .rows_affected()
+        });
+        Ok(n == 1)
+    }
+
+    /// Releases every unfinished job `owner` holds, so that it is due at once: a worker calls
+    /// it when it starts, since a lease held under its identity belongs to an earlier run of
+    /// it that is gone. Returns how many it released.
+    pub async fn release_leases_of(&self, owner: &str) -> Result<u64, DbError> {
+        // language=sql
+        let sql = "update request_job set lease_owner = null, lease_until_ms = null
+                   where lease_owner = $1 and done_at is null";
+        Ok(on_db!(self, |pool| {
+            sqlx::query(sql)
+                .bind(owner)
+                .execute(pool)
+                .await?
+                .rows_affected()
+        }))
+    }
+
     /// A request's outbox row, if it has one.
     pub async fn job_of_request(&self, request_id: i64) -> Result<Option<JobRecord>, DbError> {
         // language=sql
@@ -1050,6 +1207,7 @@ mod tests {
             author,
             needs_approval,
             at,
+            idempotency: None,
         })
         .await
         .unwrap()
@@ -1080,6 +1238,7 @@ mod tests {
                 author: &author,
                 needs_approval: true,
                 at: Utc::now(),
+                idempotency: None,
             })
             .await
             .unwrap();

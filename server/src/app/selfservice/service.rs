@@ -51,7 +51,9 @@ use serde_json::Value;
 use crate::adapters::db::requests::Author;
 use crate::adapters::db::requests::CapacityGuard;
 use crate::adapters::db::requests::Change;
+use crate::adapters::db::requests::Idempotency;
 use crate::adapters::db::requests::NewRequest;
+use crate::adapters::db::requests::RequestKind;
 use crate::adapters::db::requests::RequestRecord;
 use crate::adapters::db::requests::TransitionError;
 use crate::adapters::forge::DirLimits;
@@ -93,6 +95,21 @@ fn render_time(at: Option<DateTime<Utc>>) -> Result<DateTime<Utc>, ServiceError>
                 .to_owned(),
         )),
     }
+}
+
+/// What a creating call did: the request, and whether an earlier call with the same
+/// `Idempotency-Key` made it (then nothing new was stored).
+#[derive(Debug)]
+pub struct Submitted {
+    /// The request.
+    pub detail: RequestDetail,
+    /// Whether it was made by an earlier call.
+    pub replayed: bool,
+}
+
+/// The fingerprint of a creating call's input, kept with its idempotency key.
+pub(crate) fn fingerprint(input: &serde_json::Value) -> String {
+    crate::app::catalog_change::content_sha256(&input.to_string())
 }
 
 /// The self-service operations.
@@ -404,8 +421,13 @@ impl SelfService {
         &self,
         principal: &Principal,
         input: &RequestInput,
-    ) -> Result<RequestDetail, ServiceError> {
+        key: Option<&str>,
+    ) -> Result<Submitted, ServiceError> {
         let (rendered, needs_approval, title) = self.render(principal, input).await?;
+        let fingerprint = fingerprint(&serde_json::json!({
+            "template": input.template,
+            "values": input.values,
+        }));
         let viewer = &principal.viewer;
         let author = Author {
             user_id: principal.user_id,
@@ -414,20 +436,34 @@ impl SelfService {
             email: viewer.email.clone(),
         };
         let values = serde_json::Value::Object(rendered.values.clone());
-        let record = self
+        let created = self
             .db
-            .insert_request(&NewRequest {
-                template: &rendered.template,
-                template_title: &title,
-                values: &values,
-                files: &rendered.files,
-                target: &rendered.target,
-                slug: &rendered.slug,
-                author: &author,
-                needs_approval,
-                at: Utc::now(),
-            })
+            .create_request(
+                RequestKind::Template,
+                &NewRequest {
+                    template: &rendered.template,
+                    template_title: &title,
+                    values: &values,
+                    files: &rendered.files,
+                    target: &rendered.target,
+                    slug: &rendered.slug,
+                    author: &author,
+                    needs_approval,
+                    at: Utc::now(),
+                    idempotency: key.map(|key| Idempotency {
+                        key,
+                        fingerprint: &fingerprint,
+                    }),
+                },
+            )
             .await?;
+        let record = created.request;
+        if created.replayed {
+            return Ok(Submitted {
+                detail: self.detail(principal, record).await?,
+                replayed: true,
+            });
+        }
         self.audit(
             &viewer.username,
             "request.submit",
@@ -443,7 +479,10 @@ impl SelfService {
         if !needs_approval {
             self.worker.wake();
         }
-        self.detail(principal, record).await
+        Ok(Submitted {
+            detail: self.detail(principal, record).await?,
+            replayed: false,
+        })
     }
 
     /// Requests the caller may see, newest first: researchers their own, admins everyone's.

@@ -10,7 +10,7 @@ use axum::{
     Extension, Json,
     body::Bytes,
     extract::{State, rejection::JsonRejection},
-    http::StatusCode,
+    http::{HeaderMap, StatusCode},
 };
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use utoipa::ToSchema;
@@ -61,11 +61,55 @@ impl From<ServiceError> for ApiError {
             }
             ServiceError::BadRequest(m) => ApiError::BadRequest(m),
             ServiceError::Conflict(m) => ApiError::Conflict(m),
+            ServiceError::Duplicate { request, message } => {
+                ApiError::Duplicate { message, request }
+            }
+            ServiceError::KeyReused(m) => ApiError::Unprocessable(m),
             ServiceError::Unavailable(m) => ApiError::Unavailable(m),
             ServiceError::Internal(e) => ApiError::Internal(e),
         }
     }
 }
+
+/// The `Idempotency-Key` header of a creating POST: a client's name for one creation, so
+/// that sending it again answers the first result instead of making a second one. 1 to 255
+/// visible ASCII characters; anything else is a 400.
+fn idempotency_key(headers: &HeaderMap) -> Result<Option<&str>, ApiError> {
+    let Some(value) = headers.get(IDEMPOTENCY_KEY) else {
+        return Ok(None);
+    };
+    value
+        .to_str()
+        .ok()
+        .filter(|k| (1..=255).contains(&k.len()) && k.bytes().all(|b| b.is_ascii_graphic()))
+        .map(Some)
+        .ok_or_else(|| {
+            ApiError::BadRequest(
+                "the Idempotency-Key header must be 1 to 255 visible ASCII characters".to_owned(),
+            )
+        })
+}
+
+/// The header a client names one creation with.
+const IDEMPOTENCY_KEY: &str = "idempotency-key";
+
+/// A creation's answer: 201 with the request; a replay of an earlier creation (same
+/// `Idempotency-Key`, same input) says so in `Idempotent-Replayed: true`.
+fn created(submitted: crate::app::selfservice::service::Submitted) -> CreatedAnswer {
+    let replayed = if submitted.replayed { "true" } else { "false" };
+    (
+        StatusCode::CREATED,
+        [("idempotent-replayed", replayed)],
+        Json(submitted.detail),
+    )
+}
+
+/// The answer of a creating POST.
+type CreatedAnswer = (
+    StatusCode,
+    [(&'static str, &'static str); 1],
+    Json<RequestDetail>,
+);
 
 /// A JSON body, with a JSON error (400, or 413 when it is too large) when it is not one.
 fn body<T>(json: Result<Json<T>, JsonRejection>) -> Result<T, ApiError> {
@@ -166,24 +210,29 @@ pub(crate) async fn preview(
     path = "/api/v1/requests",
     tag = "self-service",
     request_body = RequestInput,
+    params(
+        ("Idempotency-Key" = Option<String>, Header, description = "A name for this creation (1 to 255 visible ASCII characters): sent again with the same body, it answers the request the first call made (`Idempotent-Replayed: true`) instead of making another"),
+    ),
     responses(
-        (status = 201, description = "The request as stored", body = RequestDetail),
-        (status = 400, description = "Not a JSON request", body = ErrorBody),
+        (status = 201, description = "The request as stored, or as an earlier call with the same Idempotency-Key stored it", body = RequestDetail,
+            headers(("Idempotent-Replayed" = String, description = "`true` when an earlier call made this request"))),
+        (status = 400, description = "Not a JSON request, or a malformed Idempotency-Key", body = ErrorBody),
         (status = 401, description = "Not signed in", body = ErrorBody),
         (status = 404, description = "No such template for the caller", body = ErrorBody),
-        (status = 409, description = "The target directory already exists in the monorepo", body = ErrorBody),
-        (status = 422, description = "Invalid values: `details` lists every field; more GPUs than the cluster has free is code `exceeds_free_capacity` on the GPUs field, its message naming the numbers (`asks 1, gpu-sp-01 has 1, 1 allocated to ws-rui-llm`)", body = ErrorBody),
+        (status = 409, description = "The target directory already exists in the monorepo, or an open request already asks for it (`request` names it)", body = ErrorBody),
+        (status = 422, description = "Invalid values: `details` lists every field; more GPUs than the cluster has free is code `exceeds_free_capacity` on the GPUs field, its message naming the numbers (`asks 1, gpu-sp-01 has 1, 1 allocated to ws-rui-llm`); or an Idempotency-Key used before with another body", body = ErrorBody),
         (status = 503, description = "The forge is unavailable", body = ErrorBody),
     )
 )]
 pub(crate) async fn submit(
     State(service): State<Arc<SelfService>>,
     Extension(principal): Extension<Principal>,
+    headers: HeaderMap,
     input: Result<Json<RequestInput>, JsonRejection>,
-) -> Result<(StatusCode, Json<RequestDetail>), ApiError> {
+) -> Result<CreatedAnswer, ApiError> {
+    let key = idempotency_key(&headers)?;
     let input = body(input)?;
-    let detail = service.submit(&principal, &input).await?;
-    Ok((StatusCode::CREATED, Json(detail)))
+    Ok(created(service.submit(&principal, &input, key).await?))
 }
 
 /// What a change of a catalog item would propose, without storing it: its catalog file's
@@ -225,29 +274,36 @@ pub(crate) async fn preview_catalog_change(
     post,
     path = "/api/v1/items/{id}/changes",
     tag = "self-service",
-    params(("id" = String, Path, description = "Item id")),
+    params(
+        ("id" = String, Path, description = "Item id"),
+        ("Idempotency-Key" = Option<String>, Header, description = "A name for this creation (1 to 255 visible ASCII characters): sent again with the same body, it answers the request the first call made (`Idempotent-Replayed: true`) instead of making another"),
+    ),
     request_body = CatalogChangeInput,
     responses(
-        (status = 201, description = "The request as stored", body = RequestDetail),
-        (status = 400, description = "Not a JSON request, or a change that changes nothing", body = ErrorBody),
+        (status = 201, description = "The request as stored, or as an earlier call with the same Idempotency-Key stored it", body = RequestDetail,
+            headers(("Idempotent-Replayed" = String, description = "`true` when an earlier call made this request"))),
+        (status = 400, description = "Not a JSON request, a change that changes nothing, or a malformed Idempotency-Key", body = ErrorBody),
         (status = 401, description = "Not signed in", body = ErrorBody),
         (status = 403, description = "Not an admin", body = ErrorBody),
         (status = 404, description = "No such item on the base branch", body = ErrorBody),
         (status = 409, description = "The catalog cannot be changed from the portal now", body = ErrorBody),
-        (status = 422, description = "Invalid fields, or a change that makes the catalog invalid: `details` lists every problem", body = ErrorBody),
+        (status = 422, description = "Invalid fields, or a change that makes the catalog invalid: `details` lists every problem; or an Idempotency-Key used before with another body", body = ErrorBody),
     )
 )]
 pub(crate) async fn submit_catalog_change(
     State(service): State<Arc<SelfService>>,
     Extension(principal): Extension<Principal>,
     ApiPath(id): ApiPath<String>,
+    headers: HeaderMap,
     input: Result<Json<CatalogChangeInput>, JsonRejection>,
-) -> Result<(StatusCode, Json<RequestDetail>), ApiError> {
+) -> Result<CreatedAnswer, ApiError> {
+    let key = idempotency_key(&headers)?;
     let input = body(input)?;
-    let detail = service
-        .submit_catalog_change(&principal, &id, &input)
-        .await?;
-    Ok((StatusCode::CREATED, Json(detail)))
+    Ok(created(
+        service
+            .submit_catalog_change(&principal, &id, &input, key)
+            .await?,
+    ))
 }
 
 /// Requests the caller may see.

@@ -7,10 +7,10 @@ use mirante_domain::access::{self, Principal};
 use mirante_domain::selfservice::ErrorCode;
 use serde_json::{Map, json};
 
-use super::{RequestDetail, SelfService, ServiceError, unified_diff};
+use super::{SelfService, ServiceError, Submitted, fingerprint, unified_diff};
 use crate::{
     adapters::{
-        db::requests::{Author, NewRequest, RequestKind},
+        db::requests::{Author, Idempotency, NewRequest, RequestKind},
         forge::{DirLimits, FileChange, ForgeError, ForgeKind},
     },
     app::{
@@ -236,8 +236,10 @@ impl SelfService {
         principal: &Principal,
         id: &str,
         input: &CatalogChangeInput,
-    ) -> Result<RequestDetail, ServiceError> {
+        key: Option<&str>,
+    ) -> Result<Submitted, ServiceError> {
         let plan = self.plan_catalog_change(principal, id, input).await?;
+        let fingerprint = fingerprint(&json!({"item": id, "change": input}));
         let p = &plan.preview;
         let viewer = &principal.viewer;
         let author = Author {
@@ -261,9 +263,9 @@ impl SelfService {
         }];
         let slug = dns_label(&format!("{}-state", p.item));
         let title = format!("Catalog change: {}", p.name);
-        let record = self
+        let created = self
             .db
-            .insert_request_of_kind(
+            .create_request(
                 RequestKind::CatalogChange,
                 &NewRequest {
                     template: CATALOG_CHANGE,
@@ -275,9 +277,20 @@ impl SelfService {
                     author: &author,
                     needs_approval: false,
                     at: Utc::now(),
+                    idempotency: key.map(|key| Idempotency {
+                        key,
+                        fingerprint: &fingerprint,
+                    }),
                 },
             )
             .await?;
+        let record = created.request;
+        if created.replayed {
+            return Ok(Submitted {
+                detail: self.detail(principal, record).await?,
+                replayed: true,
+            });
+        }
         self.audit(
             &viewer.username,
             "request.submit",
@@ -291,6 +304,9 @@ impl SelfService {
         )
         .await;
         self.worker.wake();
-        self.detail(principal, record).await
+        Ok(Submitted {
+            detail: self.detail(principal, record).await?,
+            replayed: false,
+        })
     }
 }

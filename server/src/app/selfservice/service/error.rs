@@ -4,6 +4,7 @@
 use mirante_domain::selfservice::FieldError;
 
 use crate::adapters::db::DbError;
+use crate::adapters::db::requests::CreateError;
 use crate::adapters::db::requests::TransitionError;
 use crate::adapters::forge::ForgeError;
 
@@ -26,6 +27,17 @@ pub enum ServiceError {
     /// directory exists, the branch conflicts.
     #[error("{0}")]
     Conflict(String),
+    /// An open request already asks for the same thing: `request` is its id.
+    #[error("{message}")]
+    Duplicate {
+        /// The open request.
+        request: i64,
+        /// What to tell the caller.
+        message: String,
+    },
+    /// An idempotency key was used before for a different request.
+    #[error("{0}")]
+    KeyReused(String),
     /// An approval would hand out GPUs the cluster does not have free (the value error of the
     /// GPUs parameter, code `exceeds_free_capacity`, with the numbers).
     #[error("{}; approve with an overcommit reason to hand them out anyway", .0.message)]
@@ -41,6 +53,24 @@ pub enum ServiceError {
 impl From<DbError> for ServiceError {
     fn from(e: DbError) -> Self {
         ServiceError::Internal(e.into())
+    }
+}
+
+impl From<CreateError> for ServiceError {
+    fn from(e: CreateError) -> Self {
+        match e {
+            CreateError::TargetTaken(open) => ServiceError::Duplicate {
+                request: open.id,
+                message: format!(
+                    "request #{} already asks for `{}` and is {}; follow it at /requests/{} instead of asking again",
+                    open.id, open.target, open.state, open.id
+                ),
+            },
+            CreateError::KeyReused(id) => ServiceError::KeyReused(format!(
+                "this Idempotency-Key was used for request #{id} with other values; use a new key for a new request"
+            )),
+            CreateError::Db(e) => e.into(),
+        }
     }
 }
 
