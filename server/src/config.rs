@@ -10,6 +10,7 @@
 //! | `catalog`               | `MIRANTE_CATALOG`              | the demo catalog built into the binary |
 //! | `catalog_refresh_secs`  | `MIRANTE_CATALOG_REFRESH_SECS` | `300` (`0` turns the timer off)      |
 //! | `request_timeout_secs`  | `MIRANTE_REQUEST_TIMEOUT_SECS` | `30`                                 |
+//! | `shutdown_delay_secs`   | `MIRANTE_SHUTDOWN_DELAY_SECS`  | `5`: on SIGTERM, seconds `/readyz` answers 503 while requests are still served, before the listener closes (ctrl-c skips it) |
 //! | `header_read_timeout_secs` | `MIRANTE_HEADER_READ_TIMEOUT_SECS` | `10`: a connection that sends no complete request head for this long (slow headers, an idle keep-alive) is closed |
 //! | `max_connections`       | `MIRANTE_MAX_CONNECTIONS`      | `1024`: connections served at once; further ones wait in the listen queue |
 //! | `log_format`            | `MIRANTE_LOG_FORMAT`           | `text` (or `json`)                   |
@@ -30,7 +31,8 @@
 //! | `monorepo_catalog`      | `MIRANTE_MONOREPO_CATALOG`     | `catalog`: the catalog's folder in the monorepo (read there with the local forge; where catalog changes are proposed on any forge) |
 //! | `monorepo_templates`    | `MIRANTE_MONOREPO_TEMPLATES`   | `self-service/templates`: the monorepo folder whose templates join the built-in ones (any forge; empty: none) |
 //! | `forge_poll_secs`       | `MIRANTE_FORGE_POLL_SECS`      | `60`: how often open pull requests are checked (`0`: off) |
-//! | `worker_lease_secs`     | `MIRANTE_WORKER_LEASE_SECS`    | `60`: how long a claimed job is a worker's before another may take it |
+//! | `worker_lease_secs`     | `MIRANTE_WORKER_LEASE_SECS`    | `20`: how long a claimed job is a worker's before another may take it (renewed every third of it while the worker works) |
+//! | `worker_id`             | `MIRANTE_WORKER_ID`            | the host name: who holds a job's lease; stable across restarts, so a restarted replica takes its own jobs back at once (give each process on one host its own) |
 //! | `worker_retry_secs`     | `MIRANTE_WORKER_RETRY_SECS`    | `5`: first wait after a retryable forge error, doubled each time |
 //! | `worker_retry_max_secs` | `MIRANTE_WORKER_RETRY_MAX_SECS` | `600`: the longest wait between two attempts |
 //! | `iac_root`              | `MIRANTE_IAC_ROOT`             | unset: IaC references of a catalog read from a directory are not checked (a catalog read from git is checked at its commit) |
@@ -86,6 +88,7 @@ const ENV_KEYS: &[&str] = &[
     "catalog",
     "catalog_refresh_secs",
     "request_timeout_secs",
+    "shutdown_delay_secs",
     "header_read_timeout_secs",
     "max_connections",
     "log_format",
@@ -107,6 +110,7 @@ const ENV_KEYS: &[&str] = &[
     "monorepo_templates",
     "forge_poll_secs",
     "worker_lease_secs",
+    "worker_id",
     "worker_retry_secs",
     "worker_retry_max_secs",
     "iac_root",
@@ -168,6 +172,10 @@ pub struct Config {
     /// Seconds a request may take before it is answered with 408.
     #[serde(default = "default_request_timeout_secs")]
     pub request_timeout_secs: u64,
+    /// Seconds between SIGTERM and closing the listener, while `/readyz` answers 503 and
+    /// requests are still served, so a load balancer stops sending new ones first.
+    #[serde(default = "default_shutdown_delay_secs")]
+    pub shutdown_delay_secs: u64,
     /// Seconds a connection may take to send a whole request head, or stay idle between
     /// requests, before it is closed.
     #[serde(default = "default_header_read_timeout_secs")]
@@ -236,6 +244,10 @@ pub struct Config {
     /// Seconds a worker holds a claimed job before another worker may take it over.
     #[serde(default = "default_worker_lease_secs")]
     pub worker_lease_secs: u64,
+    /// Who holds the leases of this process's worker; the host name when unset. A restarted
+    /// process with the same identity releases the leases it held, so its jobs go on at once.
+    #[serde(default)]
+    pub worker_id: Option<String>,
     /// Seconds to wait after the first retryable forge error; doubled after each further one.
     #[serde(default = "default_worker_retry_secs")]
     pub worker_retry_secs: u64,
@@ -337,7 +349,7 @@ fn default_forge_poll_secs() -> u64 {
 }
 
 fn default_worker_lease_secs() -> u64 {
-    60
+    20
 }
 
 fn default_worker_retry_secs() -> u64 {
@@ -384,6 +396,10 @@ fn default_request_timeout_secs() -> u64 {
     30
 }
 
+fn default_shutdown_delay_secs() -> u64 {
+    5
+}
+
 fn default_header_read_timeout_secs() -> u64 {
     10
 }
@@ -419,6 +435,7 @@ impl Default for Config {
             catalog: None,
             catalog_refresh_secs: default_catalog_refresh_secs(),
             request_timeout_secs: default_request_timeout_secs(),
+            shutdown_delay_secs: default_shutdown_delay_secs(),
             header_read_timeout_secs: default_header_read_timeout_secs(),
             max_connections: default_max_connections(),
             log_format: LogFormat::default(),
@@ -459,6 +476,7 @@ impl Default for Config {
             argocd_poll_secs: default_argocd_poll_secs(),
             argocd_poll_max_secs: default_argocd_poll_max_secs(),
             metrics_bind: None,
+            worker_id: None,
         }
     }
 }
@@ -652,6 +670,21 @@ impl Config {
             .unwrap_or(self.oidc_issuer.is_none())
     }
 
+    /// Who holds this process's leases: `MIRANTE_WORKER_ID`, else the host name (a pod's name
+    /// in Kubernetes, kept across container restarts), else `mirante`.
+    pub fn worker_id(&self) -> String {
+        let id = self
+            .worker_id
+            .as_deref()
+            .map(str::trim)
+            .filter(|id| !id.is_empty())
+            .map(str::to_owned)
+            .or_else(|| whoami::fallible::hostname().ok())
+            .unwrap_or_else(|| "mirante".to_owned());
+        // At most 100 printable characters: it is stored and logged.
+        id.chars().filter(|c| !c.is_control()).take(100).collect()
+    }
+
     /// The address people reach the portal at.
     pub fn public_url(&self) -> String {
         match &self.public_url {
@@ -689,6 +722,7 @@ impl Config {
             catalog: self.catalog.as_deref(),
             catalog_refresh_secs: self.catalog_refresh_secs,
             request_timeout_secs: self.request_timeout_secs,
+            shutdown_delay_secs: self.shutdown_delay_secs,
             header_read_timeout_secs: self.header_read_timeout_secs,
             max_connections: self.max_connections,
             log_format: self.log_format,
@@ -709,6 +743,7 @@ impl Config {
             monorepo_templates: &self.monorepo_templates,
             forge_poll_secs: self.forge_poll_secs,
             worker_lease_secs: self.worker_lease_secs,
+            worker_id: self.worker_id(),
             worker_retry_secs: self.worker_retry_secs,
             worker_retry_max_secs: self.worker_retry_max_secs,
             iac_root: self.iac_root.as_deref(),
@@ -762,6 +797,7 @@ struct Printable<'a> {
     catalog: Option<&'a Path>,
     catalog_refresh_secs: u64,
     request_timeout_secs: u64,
+    shutdown_delay_secs: u64,
     header_read_timeout_secs: u64,
     max_connections: usize,
     log_format: LogFormat,
@@ -782,6 +818,7 @@ struct Printable<'a> {
     monorepo_templates: &'a str,
     forge_poll_secs: u64,
     worker_lease_secs: u64,
+    worker_id: String,
     worker_retry_secs: u64,
     worker_retry_max_secs: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -813,6 +850,7 @@ impl fmt::Debug for Config {
             .field("catalog", &self.catalog)
             .field("catalog_refresh_secs", &self.catalog_refresh_secs)
             .field("request_timeout_secs", &self.request_timeout_secs)
+            .field("shutdown_delay_secs", &self.shutdown_delay_secs)
             .field("header_read_timeout_secs", &self.header_read_timeout_secs)
             .field("max_connections", &self.max_connections)
             .field("log_format", &self.log_format)
@@ -862,6 +900,7 @@ impl fmt::Debug for Config {
             .field("argocd_poll_secs", &self.argocd_poll_secs)
             .field("argocd_poll_max_secs", &self.argocd_poll_max_secs)
             .field("metrics_bind", &self.metrics_bind)
+            .field("worker_id", &self.worker_id)
             .finish()
     }
 }
@@ -1027,6 +1066,19 @@ mod tests {
             Figment::new().merge(Serialized::default("admin_groups", " ops, portal-admins ,"));
         let config = Config::from_figment(figment).unwrap();
         assert_eq!(config.admin_group_list(), ["ops", "portal-admins"]);
+    }
+
+    #[test]
+    fn the_worker_is_named_by_its_setting_or_else_by_the_host() {
+        let named = Config::from_figment(
+            Figment::new().merge(Serialized::default("worker_id", " replica-a\n")),
+        )
+        .unwrap();
+        assert_eq!(named.worker_id(), "replica-a");
+        let unnamed = Config::from_figment(Figment::new()).unwrap();
+        let host = whoami::fallible::hostname().unwrap_or_else(|_| "mirante".to_owned());
+        assert_eq!(unnamed.worker_id(), host);
+        assert!(!unnamed.worker_id().is_empty());
     }
 
     #[test]

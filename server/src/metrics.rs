@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | `mirante_http_requests_total` | `method`, `route`, `status` | requests answered; `route` is the route template (`/api/items/{id}`), `unmatched` for the rest |
 //! | `mirante_http_request_duration_seconds` | same | histogram: time until the response's head |
-//! | `mirante_worker_jobs_total` | `outcome` | proposing jobs run: `proposed`, `retry`, `moved_on`, `failed` |
+//! | `mirante_worker_jobs_total` | `outcome` | proposing jobs run: `proposed`, `retry`, `moved_on`, `failed`, `lease_lost` (another worker took it over) |
 //! | `mirante_catalog_reloads_total` | `outcome` | reloads: `updated`, `unchanged`, `refused` |
 //! | `mirante_catalog_info` | `hash`, `revision` | 1 for the catalog this replica serves |
 //! | `mirante_catalog_items` | | items in it |

@@ -160,6 +160,7 @@ impl Application {
         let state = AppState {
             probes: Arc::new(probes::ProbeBoard::default()),
             refusals: Arc::default(),
+            draining: Arc::default(),
             config: Arc::new(config),
             db,
             catalog,
@@ -203,16 +204,41 @@ impl Application {
         &self.state
     }
 
-    /// Serves until ctrl-c or SIGTERM, then finishes the requests in flight.
+    /// Serves until ctrl-c or SIGTERM, then drains (SIGTERM only: `shutdown_delay_secs` of
+    /// `/readyz` answering 503 while still serving) and finishes the requests in flight.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
-        self.run_until(shutdown_signal()).await
+        let delay = Duration::from_secs(self.state.config.shutdown_delay_secs);
+        self.drain_after(async move {
+            match shutdown_signal().await {
+                Stop::Interrupt => Duration::ZERO,
+                Stop::Terminate => delay,
+            }
+        })
+        .await
     }
 
-    /// Serves until `stop` completes, then finishes the requests in flight. Catalog reloads
-    /// (SIGHUP, timer) run for as long as the server does.
+    /// Serves until `stop` completes, drains for `shutdown_delay_secs`, then finishes the
+    /// requests in flight. Catalog reloads (SIGHUP, timer) run for as long as the server does.
     pub async fn run_until(
         self,
         stop: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let delay = Duration::from_secs(self.state.config.shutdown_delay_secs);
+        self.drain_after(async move {
+            stop.await;
+            delay
+        })
+        .await
+    }
+
+    /// Serves until `stop` completes with how long to drain. Then, in order: `/readyz`
+    /// answers 503 and the worker claims no new job; requests are still served for that long,
+    /// so that the load balancer's endpoints drop this replica before it stops listening;
+    /// the listener closes and the requests in flight finish; the worker finishes the job in
+    /// hand (at most one lease); the background tasks stop and the database pool closes.
+    async fn drain_after(
+        self,
+        stop: impl Future<Output = Duration> + Send + 'static,
     ) -> std::io::Result<()> {
         let background = CancellationToken::new();
         let refresh = Duration::from_secs(self.state.config.catalog_refresh_secs);
@@ -227,7 +253,7 @@ impl Application {
         if let Some(provider) = &self.state.auth.oidc {
             tokio::spawn(Arc::clone(provider).keep_fresh(background.clone()));
         }
-        self.state.worker.spawn(background.clone());
+        let outbox = self.state.worker.spawn(background.clone());
         if let Some(follower) = &self.follower {
             follower.spawn(background.clone());
         }
@@ -248,8 +274,31 @@ impl Application {
         );
         let db = self.state.db.clone();
         let limits = crate::http::serve::Limits::from(self.state.config.as_ref());
+        let draining = Arc::clone(&self.state.draining);
+        let worker = Arc::clone(&self.state.worker);
+        let stop = async move {
+            let delay = stop.await;
+            draining.store(true, std::sync::atomic::Ordering::SeqCst);
+            worker.stop_claiming();
+            if !delay.is_zero() {
+                tracing::info!(
+                    delay.secs = delay.as_secs(),
+                    "draining: /readyz answers 503, requests are still served"
+                );
+                tokio::time::sleep(delay).await;
+            }
+            tracing::info!("closing the listener; finishing the requests in flight");
+        };
         let result = crate::http::serve::serve(self.listener, self.router, limits, stop).await;
+        // The job in hand, if any, is finished rather than left for its lease to run out.
+        let lease = self.state.worker.settings().lease;
         background.cancel();
+        if tokio::time::timeout(lease, outbox).await.is_err() {
+            tracing::warn!(
+                lease.secs = lease.as_secs(),
+                "the worker's job in hand did not finish within its lease; it is taken up again"
+            );
+        }
         db.close().await;
         tracing::info!("stopped");
         result
@@ -326,8 +375,17 @@ fn leptos_options(addr: SocketAddr) -> LeptosOptions {
         .build()
 }
 
-/// Completes on ctrl-c or, on Unix, SIGTERM (what container runtimes send).
-pub async fn shutdown_signal() {
+/// What asked the process to stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// ctrl-c: a person at a terminal, who gets no drain delay.
+    Interrupt,
+    /// SIGTERM: what container runtimes and Kubernetes send.
+    Terminate,
+}
+
+/// Completes on ctrl-c or, on Unix, SIGTERM (what container runtimes send), saying which.
+pub async fn shutdown_signal() -> Stop {
     let ctrl_c = async {
         if let Err(error) = tokio::signal::ctrl_c().await {
             tracing::warn!(%error, "cannot listen for ctrl-c");
@@ -349,7 +407,13 @@ pub async fn shutdown_signal() {
     #[cfg(not(unix))]
     let terminate = std::future::pending::<()>();
     tokio::select! {
-        () = ctrl_c => tracing::info!("ctrl-c received: shutting down"),
-        () = terminate => tracing::info!("SIGTERM received: shutting down"),
+        () = ctrl_c => {
+            tracing::info!("ctrl-c received: shutting down");
+            Stop::Interrupt
+        }
+        () = terminate => {
+            tracing::info!("SIGTERM received: shutting down");
+            Stop::Terminate
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! Crash and resume: the real `mirante` binary dies right after creating a request's branch
 //! (the `after-branch` crash point, compiled in only with the `failpoints` feature), is
-//! started again, and finishes the request with exactly one branch and one pull request.
+//! started again under the same worker identity, takes its job back without waiting for the
+//! lease, and finishes the request with exactly one branch and one pull request.
 //! Runs on SQLite and on a PostgreSQL database made for the test.
 
 use std::{
@@ -34,8 +35,10 @@ fn start(data: &Path, database_url: &str, failpoint: Option<&str>) -> Child {
             "MIRANTE_SESSION_KEY",
             "crash-test-session-key-0123456789abcdef",
         )
-        // A crashed worker's lease runs out quickly, so the restart takes the job over.
-        .env("MIRANTE_WORKER_LEASE_SECS", "1")
+        // A lease far longer than the test may wait: the restart, under the same identity,
+        // takes its job back at start-up instead of waiting for the lease to run out.
+        .env("MIRANTE_WORKER_LEASE_SECS", "600")
+        .env("MIRANTE_WORKER_ID", "replica-1")
         .env("MIRANTE_FORGE_POLL_SECS", "0")
         .env("MIRANTE_CATALOG_REFRESH_SECS", "0")
         .stdout(Stdio::null())
@@ -99,6 +102,7 @@ async fn seed_request(db: &Db) -> (i64, Vec<FileChange>) {
             },
             needs_approval: false,
             at: Utc::now(),
+            idempotency: None,
         })
         .await
         .unwrap();
@@ -139,7 +143,7 @@ async fn crash_between_branch_and_pull_request_then_resume(database_url: &str, d
     assert_eq!(crashed.state, RequestState::Proposing);
     assert_eq!(crashed.pr_number, None, "no pull request before the crash");
 
-    // Second run: takes the job over once the lease has run out, reuses the branch.
+    // Second run: takes its job back at once, reuses the branch.
     let mut second = start(data.path(), database_url, None);
     let deadline = Instant::now() + Duration::from_secs(120);
     let resumed = loop {

@@ -330,6 +330,8 @@ pub async fn test_config(backend: Backend, data_dir: &Path) -> (Config, Option<P
         catalog_refresh_secs: 0,
         // Live checks only where a test turns them on: the demo catalog probes real hosts.
         probe_interval_secs: 0,
+        // A restart in a test does not wait for a load balancer.
+        shutdown_delay_secs: 0,
         session_key: Some(SecretString::from(
             "test-session-key-0123456789abcdef0123456789",
         )),
@@ -418,6 +420,16 @@ async fn start(
 }
 
 impl TestApp {
+    /// A second server on the same database, catalog and forge settings, with its own port
+    /// and data directory, after `configure`: another replica of the portal. It lives as long
+    /// as the handle; `self` must outlive it (it owns the files both read).
+    pub async fn replica(&self, configure: impl FnOnce(&mut Config, u16)) -> TestApp {
+        let mut config = self.config.clone();
+        config.bind = "127.0.0.1:0".parse().unwrap();
+        let data_dir = TempDir::new().unwrap();
+        start(config, configure, None, data_dir, None).await
+    }
+
     /// Stops the server, waits until it has, and starts a new one on the same data directory,
     /// database and catalog, with its configuration adjusted by `configure` (on a new port):
     /// a portal restarted mid-way. Clients of the old server must sign in again.

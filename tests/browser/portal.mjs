@@ -86,6 +86,8 @@ export async function startPortal(extraEnv = {}, { argocd = false } = {}) {
       ...env,
       MIRANTE_BIND: '127.0.0.1:0',
       MIRANTE_DATA_DIR: dataDir,
+      // Stopped by the tests, not taken out of a load balancer: no drain delay.
+      MIRANTE_SHUTDOWN_DELAY_SECS: '0',
       LEPTOS_SITE_ROOT: SITE_ROOT,
       RUST_LOG: 'info',
       NO_COLOR: '1',

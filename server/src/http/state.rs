@@ -56,6 +56,9 @@ pub struct AppState {
     pub probes: Arc<ProbeBoard>,
     /// Refusals counted so that floods of them are written once per window.
     pub(crate) refusals: Arc<crate::http::api::refusals::Refusals>,
+    /// Set once the process is shutting down: `/readyz` answers 503 from then on, while
+    /// requests are still served until the listener closes.
+    pub(crate) draining: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl AppState {

@@ -194,9 +194,18 @@ impl<M: Model> Fake<M> {
     /// The portal on SQLite (with the small test catalog) with its monorepo `infra/devops` on
     /// this fake, no background polling, and whatever else `more` sets.
     pub async fn portal(&self, more: impl FnOnce(&mut mirante::Config)) -> crate::helpers::TestApp {
-        use crate::helpers::{Backend, CatalogSetup, spawn_configured};
+        self.portal_on(crate::helpers::Backend::Sqlite, more).await
+    }
+
+    /// [`Fake::portal`] on `backend`.
+    pub async fn portal_on(
+        &self,
+        backend: crate::helpers::Backend,
+        more: impl FnOnce(&mut mirante::Config),
+    ) -> crate::helpers::TestApp {
+        use crate::helpers::{CatalogSetup, spawn_configured};
         let api = self.api.to_string();
-        spawn_configured(Backend::Sqlite, CatalogSetup::Small, move |config, _| {
+        spawn_configured(backend, CatalogSetup::Small, move |config, _| {
             config.forge = M::KIND;
             config.monorepo = Some("infra/devops".into());
             config.forge_url = Some(api);

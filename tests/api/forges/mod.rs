@@ -11,6 +11,7 @@ mod gitea;
 mod github;
 mod gitlab;
 mod merges;
+mod replicas;
 mod scenarios;
 mod templates;
 mod webhooks;
@@ -253,3 +254,10 @@ macro_rules! catalog_change_tests {
 catalog_change_tests!(catalog_changes_on_github, super::github::GitHubModel);
 catalog_change_tests!(catalog_changes_on_gitlab, super::gitlab::GitLabModel);
 catalog_change_tests!(catalog_changes_on_gitea, super::gitea::GiteaModel);
+
+#[tokio::test]
+async fn a_proposal_slower_than_the_lease_is_worked_by_one_replica_only() {
+    replicas::a_proposal_slower_than_the_lease_is_worked_by_one_replica_only::<github::GitHubModel>(
+    )
+    .await
+}

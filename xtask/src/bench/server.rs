@@ -168,6 +168,8 @@ impl Server {
             // credentials, an API token and a session; without an OpenID issuer the
             // development sign-in provides the latter two.
             .env("MIRANTE_PUBLIC_CATALOG", "true")
+            // Stopped by the harness, not taken out of a load balancer: no drain delay.
+            .env("MIRANTE_SHUTDOWN_DELAY_SECS", "0")
             .envs(settings.iter().copied())
             // No ./mirante.toml is picked up from here.
             .current_dir(place.scratch)

@@ -4,6 +4,7 @@
 //! - [`template`]: template folders (manifest + skeleton), loaded and rendered safely into the
 //!   files of a request.
 //! - [`worker`]: the background worker that proposes requests and follows pull requests.
+//! - [`proposal`]: the commit message and pull-request text the worker writes.
 //! - [`deployments`]: the follower that, with Argo CD configured, follows merged resources to
 //!   `syncing`, `live` or `degraded`.
 //! - [`service`]: the operations the JSON API and the web UI call, with their authorization.
@@ -22,6 +23,7 @@ pub(crate) use mirante_domain::catalog_edit;
 pub(crate) mod demo_history;
 pub(crate) mod deployments;
 pub(crate) mod kubeconfig;
+pub mod proposal;
 pub mod service;
 pub(crate) mod template;
 pub mod worker;

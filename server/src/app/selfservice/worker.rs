@@ -3,22 +3,27 @@
 //!
 //! Every step can be repeated: the branch is reused when it holds the same files, the pull
 //! request is looked up before one is opened, and the request's state changes by
-//! compare-and-set. A worker that crashes anywhere leaves its job leased; when the lease runs
-//! out another worker (or the restarted process) takes it up and carries on from the first
-//! step that has not happened. Retryable forge errors (the forge is down) hand the job back
+//! compare-and-set. A worker renews its lease every third of it while it works, and gives the
+//! attempt up the moment it finds the lease gone, so two workers never work one job. A worker
+//! that crashes anywhere leaves its job leased: when the lease runs out another worker takes it
+//! up, and a restarted process (same identity, `MIRANTE_WORKER_ID` or the host name) releases
+//! its own leases at once; either carries on from the first step that has not happened. A job
+//! is finished only when its request has reached a state the worker has nothing more to do
+//! for (proposed, or final). Retryable forge errors (the forge is down) hand the job back
 //! with an exponential backoff, capped; permanent ones (refused credentials, a conflicting
 //! branch, a target directory that already exists) fail the request. The last error is kept
 //! on the request for its page.
 
 use std::{sync::Arc, time::Duration};
 
-use askama::Template;
 use chrono::Utc;
 use mirante_domain::request::{RequestEvent, RequestState};
-use rand::RngCore;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
+use super::proposal::CatalogChangeText;
+use super::proposal::PullRequestText;
+use super::proposal::commit_message;
 use crate::adapters::db::requests::Change;
 use crate::adapters::db::requests::Job;
 use crate::adapters::db::requests::RequestKind;
@@ -31,10 +36,7 @@ use crate::adapters::forge::ForgeError;
 use crate::adapters::forge::PullRequest;
 use crate::adapters::forge::PullRequestSpec;
 use crate::adapters::forge::PullRequestState;
-use crate::app::catalog_change::ItemFields;
 use crate::app::catalog_change::content_sha256;
-use crate::app::catalog_change::evidence_line;
-use crate::app::catalog_change::one_line;
 use crate::{adapters::db::Db, config::Config};
 
 /// The actor named in the timeline for what the worker and the forge do.
@@ -47,6 +49,8 @@ pub struct WorkerSettings {
     pub base_branch: String,
     /// The portal's address, for links back to requests.
     pub public_url: String,
+    /// Who holds this worker's leases: stable across restarts of one replica.
+    pub owner: String,
     /// How long a claimed job is this worker's.
     pub lease: Duration,
     /// The first wait after a retryable error.
@@ -63,6 +67,7 @@ impl WorkerSettings {
         WorkerSettings {
             base_branch: config.base_branch.clone(),
             public_url: config.public_url(),
+            owner: config.worker_id(),
             lease: Duration::from_secs(config.worker_lease_secs.max(1)),
             retry: Duration::from_secs(config.worker_retry_secs.max(1)),
             retry_max: Duration::from_secs(
@@ -127,6 +132,8 @@ pub struct Worker {
     settings: WorkerSettings,
     owner: String,
     wake: Notify,
+    /// Set when the process shuts down: no job is claimed any more; the one in hand finishes.
+    draining: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for Worker {
@@ -139,17 +146,15 @@ impl std::fmt::Debug for Worker {
 }
 
 impl Worker {
-    /// A worker with a fresh owner id (process id and random bits, so replicas and restarts
-    /// never share one).
+    /// A worker holding its leases as `settings.owner`.
     pub fn new(db: Db, forge: Arc<dyn Forge>, settings: WorkerSettings) -> Self {
-        let mut bits = [0u8; 6];
-        rand::rngs::OsRng.fill_bytes(&mut bits);
         Worker {
             db,
             forge,
+            owner: settings.owner.clone(),
             settings,
-            owner: format!("worker-{}-{}", std::process::id(), hex::encode(bits)),
             wake: Notify::new(),
+            draining: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -169,11 +174,19 @@ impl Worker {
         self.wake.notify_one();
     }
 
-    /// Runs the outbox loop and, when configured, the poller until `stop` is cancelled.
-    pub fn spawn(self: &Arc<Self>, stop: CancellationToken) {
+    /// Claims no job from now on; a job already claimed is worked to its end. Called when the
+    /// process shuts down, so that it leaves no job half done for the lease to free.
+    pub fn stop_claiming(&self) {
+        self.draining
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Runs the outbox loop and, when configured, the poller until `stop` is cancelled. The
+    /// handle ends once the outbox loop has (after the job in hand, if any).
+    pub fn spawn(self: &Arc<Self>, stop: CancellationToken) -> tokio::task::JoinHandle<()> {
         let worker = Arc::clone(self);
         let outbox_stop = stop.clone();
-        tokio::spawn(async move { worker.run(outbox_stop).await });
+        let outbox = tokio::spawn(async move { worker.run(outbox_stop).await });
         if let Some(every) = self.settings.poll {
             let worker = Arc::clone(self);
             tokio::spawn(async move {
@@ -191,10 +204,12 @@ impl Worker {
                 }
             });
         }
+        outbox
     }
 
     async fn run(&self, stop: CancellationToken) {
         tracing::info!(worker.owner = %self.owner, forge = %self.forge.kind(), "proposing worker started");
+        self.recover_own_leases().await;
         loop {
             if let Err(error) = self.run_due().await {
                 tracing::warn!(%error, "cannot read the outbox");
@@ -216,14 +231,29 @@ impl Worker {
         tracing::info!("proposing worker stopped");
     }
 
+    /// Releases the leases an earlier run of this worker left (it was killed while working),
+    /// so those jobs are due now instead of when the leases run out.
+    pub async fn recover_own_leases(&self) {
+        match self.db.release_leases_of(&self.owner).await {
+            Ok(0) => {}
+            Ok(n) => {
+                tracing::info!(worker.owner = %self.owner, jobs = n, "took back the jobs an earlier run left");
+            }
+            Err(error) => {
+                tracing::warn!(%error, "cannot release the leases of an earlier run; they run out on their own");
+            }
+        }
+    }
+
     /// Works every job that is due now; returns how many it took up.
     pub async fn run_due(&self) -> Result<usize, crate::adapters::db::DbError> {
         let mut done = 0;
         let lease = i64::try_from(self.settings.lease.as_millis()).unwrap_or(i64::MAX / 2);
-        while let Some(job) = self
-            .db
-            .claim_job(&self.owner, Utc::now().timestamp_millis(), lease)
-            .await?
+        while !self.draining.load(std::sync::atomic::Ordering::SeqCst)
+            && let Some(job) = self
+                .db
+                .claim_job(&self.owner, Utc::now().timestamp_millis(), lease)
+                .await?
         {
             self.work(job).await;
             done += 1;
@@ -238,7 +268,16 @@ impl Worker {
             job.attempts = job.attempts,
             "proposing"
         );
-        let result = self.propose(request_id).await;
+        let Some(result) = self.while_leased(&job, self.propose(request_id)).await else {
+            // Another worker has the job now (or will, once it sees the lease gone): it
+            // carries on from where this attempt stopped.
+            crate::metrics::worker_job("lease_lost");
+            tracing::warn!(
+                request.id = request_id,
+                "the job's lease was lost while proposing; leaving it to the next worker"
+            );
+            return;
+        };
         crate::metrics::worker_job(match &result {
             Ok(()) => "proposed",
             Err(error) if error.is_retryable() => "retry",
@@ -285,14 +324,33 @@ impl Worker {
                     Err(e) => Err(e),
                 }
             }
-            // Someone else moved the request meanwhile (a webhook, an admin): its state
-            // stands, and there is nothing left for this job to do.
+            // Someone else moved the request meanwhile (a webhook, an admin, another worker).
+            // The job ends only if nothing is left to do for it; a request still on its way
+            // to a pull request is tried again soon.
             Err(StepError::Transition(TransitionError::Illegal(illegal))) => {
-                tracing::info!(request.id = request_id, request.state = %illegal.from, "the request moved on; job finished");
-                self.db
-                    .finish_job(job.request_job_id, &self.owner, now)
-                    .await
-                    .map(drop)
+                match self.db.request(request_id).await {
+                    Ok(Some(r)) if !needs_proposing(r.state) => {
+                        tracing::info!(request.id = request_id, request.state = %r.state, "the request moved on; job finished");
+                        self.db
+                            .finish_job(job.request_job_id, &self.owner, now)
+                            .await
+                            .map(drop)
+                    }
+                    Ok(None) => self
+                        .db
+                        .finish_job(job.request_job_id, &self.owner, now)
+                        .await
+                        .map(drop),
+                    Ok(Some(_)) | Err(_) => {
+                        tracing::info!(request.id = request_id, request.state = %illegal.from, "the request changed under this attempt; trying again");
+                        let again = now.timestamp_millis()
+                            + i64::try_from(self.settings.retry.as_millis()).unwrap_or(0);
+                        self.db
+                            .retry_job(job.request_job_id, &self.owner, again, &illegal.to_string())
+                            .await
+                            .map(drop)
+                    }
+                }
             }
             Err(error) => {
                 let message = error.to_string();
@@ -330,6 +388,43 @@ impl Worker {
         }
     }
 
+    /// Runs `attempt` while renewing `job`'s lease every third of it. Gives `None` (and drops
+    /// the attempt where it stands, as a crash would) once the lease is found gone, or when it
+    /// could not be renewed for half of it: by then another worker may take the job.
+    async fn while_leased<T>(&self, job: &Job, attempt: impl Future<Output = T>) -> Option<T> {
+        let lease = self.settings.lease;
+        let lease_ms = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX / 2);
+        let mut beats = tokio::time::interval(lease / 3);
+        beats.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        beats.tick().await;
+        let mut renewed = tokio::time::Instant::now();
+        tokio::pin!(attempt);
+        loop {
+            tokio::select! {
+                done = &mut attempt => return Some(done),
+                _ = beats.tick() => {
+                    let until = Utc::now().timestamp_millis() + lease_ms;
+                    let renewal = tokio::time::timeout(
+                        lease / 3,
+                        self.db.renew_job(job.request_job_id, &self.owner, until),
+                    )
+                    .await;
+                    match renewal {
+                        Ok(Ok(true)) => renewed = tokio::time::Instant::now(),
+                        Ok(Ok(false)) => return None,
+                        Ok(Err(_)) | Err(_) if renewed.elapsed() >= lease / 2 => return None,
+                        Ok(Err(error)) => {
+                            tracing::warn!(request.id = job.request_id, %error, "cannot renew the job's lease");
+                        }
+                        Err(_) => {
+                            tracing::warn!(request.id = job.request_id, "renewing the job's lease timed out");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// One attempt at proposing a request, from wherever it stands.
     async fn propose(&self, id: i64) -> Result<(), StepError> {
         let Some(mut request) = self.db.request(id).await? else {
@@ -337,7 +432,7 @@ impl Worker {
         };
         match request.state {
             RequestState::Submitted | RequestState::Approved => {
-                request = self
+                let started = self
                     .db
                     .transition_request(
                         id,
@@ -348,7 +443,18 @@ impl Worker {
                         },
                         Utc::now(),
                     )
-                    .await?;
+                    .await;
+                request = match started {
+                    Ok(request) => request,
+                    // Another attempt started proposing since this one read the request: the
+                    // steps are repeatable, so this one carries on with them.
+                    Err(TransitionError::Illegal(i)) if i.from == RequestState::Proposing => {
+                        self.db.request(id).await?.ok_or_else(|| {
+                            StepError::Permanent(format!("request {id} does not exist"))
+                        })?
+                    }
+                    Err(e) => return Err(e.into()),
+                };
             }
             RequestState::Proposing => {}
             // Done already, or not ours to propose: nothing to do.
@@ -470,6 +576,8 @@ impl Worker {
             // A webhook got there first (the pull request was merged or closed while this
             // attempt ran): the request already stands where it should.
             Err(TransitionError::Illegal(i)) if i.from.is_final() => return Ok(()),
+            // Another attempt recorded the same pull request.
+            Err(TransitionError::Illegal(i)) if i.from == RequestState::Proposed => {}
             Err(e) => return Err(e.into()),
         }
         follow(&self.db, request.id, pr.state, SYSTEM).await?;
@@ -506,6 +614,15 @@ impl Worker {
     }
 }
 
+/// Whether a request in `state` still waits for the worker: not proposed yet (a request
+/// awaiting approval has no job; one proposed waits for the forge, not the worker).
+fn needs_proposing(state: RequestState) -> bool {
+    matches!(
+        state,
+        RequestState::Submitted | RequestState::Approved | RequestState::Proposing
+    )
+}
+
 /// Moves a proposed request to `merged` or `closed` when its pull request is; returns the
 /// request when it changed. Shared by the poller, the webhook and the local merge.
 pub async fn follow(
@@ -538,319 +655,6 @@ pub async fn follow(
     }
 }
 
-fn commit_message(request: &RequestRecord) -> String {
-    if request.kind == RequestKind::CatalogChange {
-        let item = request
-            .values
-            .get("item")
-            .and_then(serde_json::Value::as_str)
-            .unwrap_or_default();
-        return format!(
-            "catalog: {} {} (request #{})\n\nProposed by {} through Mirante.",
-            one_line(item),
-            CatalogChangeText::summary(&request.values),
-            request.id,
-            one_line(&request.author.username)
-        );
-    }
-    format!(
-        "{}: {} (request #{})\n\nRequested by {} through Mirante.",
-        request.template,
-        request.target,
-        request.id,
-        one_line(&request.author.username)
-    )
-}
-
-/// A catalog change's pull request title and body (`templates/forge/catalog_change_*`).
-#[derive(Debug, Clone)]
-pub struct CatalogChangeText {
-    id: i64,
-    item: String,
-    name: String,
-    file: String,
-    summary: String,
-    author_username: String,
-    author_name: String,
-    base: String,
-    link: String,
-    changes: String,
-    reason: String,
-    fence: String,
-}
-
-#[derive(Template)]
-#[template(path = "forge/catalog_change_title.txt", escape = "none")]
-struct CatalogTitleTemplate<'a> {
-    id: i64,
-    item: &'a str,
-    summary: &'a str,
-}
-
-#[derive(Template)]
-#[template(path = "forge/catalog_change_body.md", escape = "none")]
-struct CatalogBodyTemplate<'a> {
-    id: i64,
-    item: &'a str,
-    name: &'a str,
-    file: &'a str,
-    author_username: &'a str,
-    author_name: &'a str,
-    base: &'a str,
-    link: &'a str,
-    changes: &'a str,
-    reason: &'a str,
-    fence: &'a str,
-}
-
-impl CatalogChangeText {
-    fn fields(values: &serde_json::Value) -> Option<(ItemFields, ItemFields)> {
-        let from = serde_json::from_value(values.get("from")?.clone()).ok()?;
-        let to = serde_json::from_value(values.get("to")?.clone()).ok()?;
-        Some((from, to))
-    }
-
-    /// `validated → declared`, or what else changes when the state does not.
-    pub fn summary(values: &serde_json::Value) -> String {
-        match Self::fields(values) {
-            Some((from, to)) if from.state != to.state => {
-                format!("{} → {}", from.state.as_str(), to.state.as_str())
-            }
-            Some((from, to)) if from.qualifier != to.qualifier => format!(
-                "qualifier {} → {}",
-                from.qualifier.map_or("none", |q| q.as_str()),
-                to.qualifier.map_or("none", |q| q.as_str())
-            ),
-            _ => "evidence".to_owned(),
-        }
-    }
-
-    /// The text for a catalog-change request.
-    pub fn of(request: &RequestRecord, settings: &WorkerSettings) -> Self {
-        let text = |key: &str| {
-            request
-                .values
-                .get(key)
-                .and_then(serde_json::Value::as_str)
-                .unwrap_or_default()
-                .to_owned()
-        };
-        let mut changes = String::new();
-        if let Some((from, to)) = Self::fields(&request.values) {
-            changes.push_str(&format!(
-                "state:     {} → {}\n",
-                from.state.as_str(),
-                to.state.as_str()
-            ));
-            changes.push_str(&format!(
-                "qualifier: {} → {}\n",
-                from.qualifier.map_or("(none)", |q| q.as_str()),
-                to.qualifier.map_or("(none)", |q| q.as_str())
-            ));
-            changes.push_str("evidence:\n");
-            for e in &to.evidence {
-                let mark = if from.evidence.contains(e) { ' ' } else { '+' };
-                changes.push_str(&format!("  {mark} {}\n", evidence_line(e)));
-            }
-            for e in from.evidence.iter().filter(|e| !to.evidence.contains(e)) {
-                changes.push_str(&format!("  - {}\n", evidence_line(e)));
-            }
-        }
-        let changes = changes.trim_end().to_owned();
-        // The reason keeps its lines; control characters other than line breaks are gone.
-        let reason: String = text("reason")
-            .chars()
-            .map(|c| if c.is_control() && c != '\n' { ' ' } else { c })
-            .collect();
-        // A fence longer than any run of backticks in what it holds, so nothing closes it.
-        let longest = changes
-            .split(|c| c != '`')
-            .chain(reason.split(|c| c != '`'))
-            .map(str::len)
-            .max()
-            .unwrap_or(0);
-        CatalogChangeText {
-            id: request.id,
-            item: one_line(&text("item")),
-            name: one_line(&text("name")),
-            file: one_line(&request.target),
-            summary: Self::summary(&request.values),
-            author_username: one_line(&request.author.username),
-            author_name: one_line(&request.author.name),
-            base: settings.base_branch.clone(),
-            link: format!("{}/requests/{}", settings.public_url, request.id),
-            changes,
-            reason,
-            fence: "`".repeat(longest.max(2) + 1),
-        }
-    }
-
-    /// One line.
-    pub fn title(&self) -> String {
-        CatalogTitleTemplate {
-            id: self.id,
-            item: &self.item,
-            summary: &self.summary,
-        }
-        .render()
-        .map(|t| t.trim().to_owned())
-        .unwrap_or_else(|_| format!("Mirante catalog change #{}", self.id))
-    }
-
-    /// Markdown.
-    pub fn body(&self) -> String {
-        CatalogBodyTemplate {
-            id: self.id,
-            item: &self.item,
-            name: &self.name,
-            file: &self.file,
-            author_username: &self.author_username,
-            author_name: &self.author_name,
-            base: &self.base,
-            link: &self.link,
-            changes: &self.changes,
-            reason: &self.reason,
-            fence: &self.fence,
-        }
-        .render()
-        .unwrap_or_else(|e| {
-            format!(
-                "Mirante catalog change #{}: {}\n\n(body not rendered: {e})",
-                self.id, self.link
-            )
-        })
-    }
-}
-
-/// The pull request's title and body (askama templates in `templates/forge/`).
-#[derive(Debug, Clone)]
-pub struct PullRequestText {
-    id: i64,
-    template: String,
-    template_title: String,
-    author_username: String,
-    author_name: String,
-    target: String,
-    base: String,
-    link: String,
-    decided_by: Option<String>,
-    decision_comment: Option<String>,
-    overcommit_reason: Option<String>,
-    values: String,
-    fence: String,
-    files: Vec<String>,
-    checks: Vec<String>,
-}
-
-#[derive(Template)]
-#[template(path = "forge/pull_request_title.txt", escape = "none")]
-struct TitleTemplate<'a> {
-    id: i64,
-    template_title: &'a str,
-    author_username: &'a str,
-    target: &'a str,
-}
-
-#[derive(Template)]
-#[template(path = "forge/pull_request_body.md", escape = "none")]
-struct BodyTemplate<'a> {
-    id: i64,
-    template: &'a str,
-    template_title: &'a str,
-    author_username: &'a str,
-    author_name: &'a str,
-    target: &'a str,
-    base: &'a str,
-    link: &'a str,
-    decided_by: &'a Option<String>,
-    decision_comment: &'a Option<String>,
-    overcommit_reason: &'a Option<String>,
-    values: &'a str,
-    fence: &'a str,
-    files: &'a [String],
-    checks: &'a [String],
-}
-
-impl PullRequestText {
-    /// The text for a request.
-    pub fn of(request: &RequestRecord, settings: &WorkerSettings) -> Self {
-        let values =
-            serde_json::to_string_pretty(&request.values).unwrap_or_else(|_| "{}".to_owned());
-        // A fence longer than any run of backticks in the values, so none can close it.
-        let longest = values.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-        let mut checks = vec![
-            "values validated on the server against the template's parameters".to_owned(),
-            "every file rendered from the template parses as YAML, with apiVersion, kind and a valid metadata.name in each document".to_owned(),
-            format!(
-                "the target directory `{}` did not exist on `{}`",
-                one_line(&request.target),
-                settings.base_branch
-            ),
-        ];
-        if let Some(by) = &request.decided_by {
-            checks.push(format!("approved in the portal by `{}`", one_line(by)));
-        }
-        PullRequestText {
-            id: request.id,
-            template: one_line(&request.template),
-            template_title: one_line(&request.template_title),
-            author_username: one_line(&request.author.username),
-            author_name: one_line(&request.author.name),
-            target: one_line(&request.target),
-            base: settings.base_branch.clone(),
-            link: format!("{}/requests/{}", settings.public_url, request.id),
-            decided_by: request.decided_by.as_deref().map(one_line),
-            decision_comment: request.decision_comment.as_deref().map(one_line),
-            overcommit_reason: request.overcommit_reason.as_deref().map(one_line),
-            values,
-            fence: "`".repeat(longest.max(2) + 1),
-            files: request.files.iter().map(|f| one_line(&f.path)).collect(),
-            checks,
-        }
-    }
-
-    /// One line.
-    pub fn title(&self) -> String {
-        let title = TitleTemplate {
-            id: self.id,
-            template_title: &self.template_title,
-            author_username: &self.author_username,
-            target: &self.target,
-        }
-        .render()
-        .unwrap_or_else(|_| format!("Mirante request #{}", self.id));
-        title.trim().to_owned()
-    }
-
-    /// Markdown.
-    pub fn body(&self) -> String {
-        BodyTemplate {
-            id: self.id,
-            template: &self.template,
-            template_title: &self.template_title,
-            author_username: &self.author_username,
-            author_name: &self.author_name,
-            target: &self.target,
-            base: &self.base,
-            link: &self.link,
-            decided_by: &self.decided_by,
-            decision_comment: &self.decision_comment,
-            overcommit_reason: &self.overcommit_reason,
-            values: &self.values,
-            fence: &self.fence,
-            files: &self.files,
-            checks: &self.checks,
-        }
-        .render()
-        .unwrap_or_else(|e| {
-            format!(
-                "Mirante request #{}: {}\n\n(body not rendered: {e})",
-                self.id, self.link
-            )
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use secrecy::SecretString;
@@ -865,6 +669,7 @@ mod tests {
         WorkerSettings {
             base_branch: "main".into(),
             public_url: "http://portal.test".into(),
+            owner: "test-worker".into(),
             lease: Duration::from_secs(60),
             retry: Duration::from_secs(5),
             retry_max: Duration::from_secs(60),
@@ -917,6 +722,7 @@ mod tests {
             },
             needs_approval,
             at: Utc::now(),
+            idempotency: None,
         })
         .await
         .unwrap()
@@ -984,6 +790,96 @@ mod tests {
             "{error}"
         );
         assert_eq!(worker.forge().branch_head(&r.branch).await.unwrap(), None);
+        assert!(
+            db.job_of_request(r.id)
+                .await
+                .unwrap()
+                .unwrap()
+                .done_at
+                .is_some()
+        );
+    }
+
+    #[tokio::test]
+    async fn a_worker_told_to_stop_claiming_leaves_due_jobs_to_the_next_one() {
+        let (_dir, db, worker) = setup(&[FileChange {
+            path: "README.md".into(),
+            content: "x\n".into(),
+        }])
+        .await;
+        let r = request(&db, "ws/nlp", false).await;
+
+        worker.stop_claiming();
+        let worked = worker.run_due().await.unwrap();
+
+        assert_eq!(worked, 0);
+        let job = db.job_of_request(r.id).await.unwrap().unwrap();
+        assert_eq!((job.attempts, job.done_at), (0, None), "{job:?}");
+        assert_eq!(
+            db.request(r.id).await.unwrap().unwrap().state,
+            RequestState::Submitted
+        );
+    }
+
+    #[tokio::test]
+    async fn a_restarted_worker_takes_back_at_once_the_jobs_its_earlier_run_left() {
+        let (_dir, db, worker) = setup(&[FileChange {
+            path: "README.md".into(),
+            content: "x\n".into(),
+        }])
+        .await;
+        let r = request(&db, "ws/nlp", false).await;
+        // An earlier run under the same identity claimed the job for an hour and was killed.
+        let now = Utc::now().timestamp_millis();
+        let held = db.claim_job("test-worker", now, 3_600_000).await.unwrap();
+        assert!(held.is_some());
+        let other = Worker::new(
+            db.clone(),
+            Arc::clone(worker.forge()),
+            WorkerSettings {
+                owner: "another-replica".into(),
+                ..settings()
+            },
+        );
+        assert_eq!(
+            other.run_due().await.unwrap(),
+            0,
+            "the lease holds for others"
+        );
+
+        worker.recover_own_leases().await;
+        let worked = worker.run_due().await.unwrap();
+
+        assert_eq!(worked, 1);
+        let r = db.request(r.id).await.unwrap().unwrap();
+        assert_eq!(r.state, RequestState::Proposed);
+    }
+
+    #[tokio::test]
+    async fn a_request_another_attempt_left_proposing_is_carried_on_not_dropped() {
+        let (_dir, db, worker) = setup(&[FileChange {
+            path: "README.md".into(),
+            content: "x\n".into(),
+        }])
+        .await;
+        let r = request(&db, "ws/nlp", false).await;
+        // Another attempt started proposing and stopped there (its process died).
+        db.transition_request(
+            r.id,
+            RequestEvent::StartProposing,
+            &Change {
+                actor: SYSTEM,
+                ..Change::default()
+            },
+            Utc::now(),
+        )
+        .await
+        .unwrap();
+
+        assert_eq!(worker.run_due().await.unwrap(), 1);
+
+        let r = db.request(r.id).await.unwrap().unwrap();
+        assert_eq!(r.state, RequestState::Proposed);
         assert!(
             db.job_of_request(r.id)
                 .await

@@ -1,5 +1,5 @@
 //! `GET /healthz` (the process answers) and `GET /readyz` (it can serve: database reachable,
-//! catalog loaded).
+//! catalog loaded, not shutting down).
 
 use std::time::Duration;
 
@@ -51,10 +51,15 @@ pub(crate) struct Readiness {
     tag = "health",
     responses(
         (status = 200, description = "Ready to serve", body = Readiness),
-        (status = 503, description = "Not ready; `error` says what is missing", body = ErrorBody),
+        (status = 503, description = "Not ready, or shutting down; `error` says which", body = ErrorBody),
     )
 )]
 pub(crate) async fn readyz(State(state): State<AppState>) -> Result<Json<Readiness>, ApiError> {
+    if state.draining.load(std::sync::atomic::Ordering::SeqCst) {
+        // Shutting down: the load balancer stops sending requests here, while those it
+        // still sends are served until the listener closes.
+        return Err(ApiError::Unavailable("shutting down".to_owned()));
+    }
     match tokio::time::timeout(PING_TIMEOUT, state.db.ping()).await {
         Ok(Ok(())) => {}
         Ok(Err(error)) => {

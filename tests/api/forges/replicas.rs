@@ -1,0 +1,74 @@
+//! Two replicas of the portal on one PostgreSQL database and one (checked fake) forge: a
+//! proposal slower than the worker's lease is still worked by one worker only, because the
+//! worker renews its lease while it works.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::fake::{Fake, Model};
+use crate::{
+    helpers::Backend,
+    requests::{SCRATCH_NAMESPACE, SCRATCH_TEMPLATE, wait_for_state},
+};
+
+pub async fn a_proposal_slower_than_the_lease_is_worked_by_one_replica_only<M: Model>() {
+    let fake = Fake::<M>::start().await;
+    fake.with_repo(|repo| {
+        repo.push_branch(
+            "main",
+            "main",
+            &[
+                (
+                    "self-service/templates/scratch-space/template.yaml",
+                    SCRATCH_TEMPLATE,
+                ),
+                (
+                    "self-service/templates/scratch-space/skeleton/namespace.yaml",
+                    SCRATCH_NAMESPACE,
+                ),
+            ],
+        )
+    });
+    let first = fake
+        .portal_on(Backend::Postgres, |config| {
+            config.worker_lease_secs = 1;
+            config.worker_id = Some("replica-a".into());
+        })
+        .await;
+    let second = first
+        .replica(|config, _| config.worker_id = Some("replica-b".into()))
+        .await;
+    // Opening the pull request takes three and a half leases.
+    fake.delay_next(M::OPEN_PULL_OP, Duration::from_millis(3500));
+
+    let rui = first.dev_browser("rui").await;
+    let input = json!({"template": "scratch-space", "values": {"name": "tmp1"}});
+    let id = first.post_json(&rui, "/api/v1/requests", &input, 201).await["id"]
+        .as_i64()
+        .unwrap();
+    // The other replica looks at the outbox all along, as its worker does when woken.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut taken_over = 0;
+    loop {
+        let request = first.db.request(id).await.unwrap().unwrap();
+        if request.state.as_str() == "proposed" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never proposed: {request:?}");
+        taken_over += second.worker.run_due().await.unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    assert_eq!(
+        taken_over, 0,
+        "the second replica took a job still being worked"
+    );
+    wait_for_state(&first, &rui, id, "proposed").await;
+    let job = first.db.job_of_request(id).await.unwrap().unwrap();
+    assert_eq!(job.attempts, 1, "{job:?}");
+    assert!(job.done_at.is_some(), "{job:?}");
+    assert_eq!(fake.calls(M::OPEN_PULL_OP), 1);
+    assert_eq!(fake.with_repo(|repo| repo.pulls.len()), 1);
+    fake.assert_contract_kept();
+}
