@@ -8,6 +8,8 @@
 //! | `mirante_http_requests_total` | `method`, `route`, `status` | requests answered; `route` is the route template (`/api/items/{id}`), `unmatched` for the rest |
 //! | `mirante_http_request_duration_seconds` | same | histogram: time until the response's head |
 //! | `mirante_worker_jobs_total` | `outcome` | proposing jobs run: `proposed`, `retry`, `moved_on`, `failed`, `lease_lost` (another worker took it over) |
+//! | `mirante_forge_calls_total` | `forge`, `outcome` | calls to a hosted forge: `ok`, `client_error`, `server_error`, `rate_limited`, `transport_error`, `paused` (not sent while the forge's rate limit says to wait) |
+//! | `mirante_forge_rate_limit_remaining` | `forge` | what the forge's last answer said is left of its rate limit (`X-RateLimit-Remaining`, `RateLimit-Remaining`) |
 //! | `mirante_catalog_reloads_total` | `outcome` | reloads: `updated`, `unchanged`, `refused` |
 //! | `mirante_catalog_info` | `hash`, `revision` | 1 for the catalog this replica serves |
 //! | `mirante_catalog_items` | | items in it |
@@ -114,6 +116,22 @@ pub(crate) async fn route(req: Request, next: Next) -> Response {
 /// A proposing job ended with `outcome`.
 pub(crate) fn worker_job(outcome: &'static str) {
     metrics::counter!("mirante_worker_jobs_total", "outcome" => outcome).increment(1);
+}
+
+/// A call to a hosted forge ended with `outcome`: `ok`, `client_error`, `server_error`,
+/// `rate_limited`, `transport_error`, or `paused` (not sent: the forge's rate limit).
+pub(crate) fn forge_call(forge: &'static str, outcome: &'static str) {
+    metrics::counter!("mirante_forge_calls_total", "forge" => forge, "outcome" => outcome)
+        .increment(1);
+}
+
+/// What a hosted forge's last answer said is left of its rate limit.
+pub(crate) fn forge_rate_limit_remaining(forge: &'static str, remaining: u64) {
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "a gauge; budgets are far below 2^52"
+    )]
+    metrics::gauge!("mirante_forge_rate_limit_remaining", "forge" => forge).set(remaining as f64);
 }
 
 /// A catalog reload ended with `outcome`.

@@ -96,8 +96,8 @@ pub trait Model: Send + 'static {
 /// A scripted answer for the next call of an operation.
 struct Fault {
     op: &'static str,
-    status: u16,
-    body: Value,
+    /// The answer instead of the forge's; `None`: the forge's, after the delay.
+    answer: Option<Answer>,
     delay: Duration,
 }
 
@@ -162,10 +162,14 @@ impl<M: Model> Fake<M> {
 
     /// The next call of `op` gets this answer instead of the forge's.
     pub fn fail_next(&self, op: &'static str, status: u16, body: Value) {
+        self.answer_next(op, Answer::new(status, body));
+    }
+
+    /// The next call of `op` gets `answer` (headers and all) instead of the forge's.
+    pub fn answer_next(&self, op: &'static str, answer: Answer) {
         self.shared.faults.lock().unwrap().push_back(Fault {
             op,
-            status,
-            body,
+            answer: Some(answer),
             delay: Duration::ZERO,
         });
     }
@@ -174,8 +178,7 @@ impl<M: Model> Fake<M> {
     pub fn delay_next(&self, op: &'static str, delay: Duration) {
         self.shared.faults.lock().unwrap().push_back(Fault {
             op,
-            status: 0,
-            body: Value::Null,
+            answer: None,
             delay,
         });
     }
@@ -305,8 +308,8 @@ async fn handle<M: Model>(State(shared): State<Arc<Shared<M>>>, request: Request
     };
     if let Some(fault) = fault {
         tokio::time::sleep(fault.delay).await;
-        if fault.status != 0 {
-            return answer(Answer::new(fault.status, fault.body));
+        if let Some(scripted) = fault.answer {
+            return answer(scripted);
         }
     }
     let reply = shared.model.lock().unwrap().answer(&op, &req);

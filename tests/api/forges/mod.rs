@@ -82,8 +82,8 @@ macro_rules! forge_scenarios {
             }
 
             #[tokio::test]
-            async fn rate_limiting_is_unavailable() {
-                scenarios::rate_limiting_is_unavailable::<$model>().await
+            async fn a_rate_limited_forge_is_not_called_again_before_the_time_it_names() {
+                scenarios::a_rate_limited_forge_is_not_called_again_before_the_time_it_names::<$model>().await
             }
 
             #[tokio::test]
@@ -254,6 +254,19 @@ macro_rules! catalog_change_tests {
 catalog_change_tests!(catalog_changes_on_github, super::github::GitHubModel);
 catalog_change_tests!(catalog_changes_on_gitlab, super::gitlab::GitLabModel);
 catalog_change_tests!(catalog_changes_on_gitea, super::gitea::GiteaModel);
+
+#[tokio::test]
+async fn a_spent_github_budget_pauses_calls_until_its_reset() {
+    scenarios::a_spent_budget_pauses_calls_until_its_reset::<github::GitHubModel>().await
+}
+
+#[tokio::test]
+async fn replicas_share_the_open_pull_requests_and_read_each_once_per_interval() {
+    replicas::replicas_share_the_open_pull_requests_and_read_each_once_per_interval::<
+        github::GitHubModel,
+    >()
+    .await
+}
 
 #[tokio::test]
 async fn a_proposal_slower_than_the_lease_is_worked_by_one_replica_only() {

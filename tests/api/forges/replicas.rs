@@ -72,3 +72,63 @@ pub async fn a_proposal_slower_than_the_lease_is_worked_by_one_replica_only<M: M
     assert_eq!(fake.with_repo(|repo| repo.pulls.len()), 1);
     fake.assert_contract_kept();
 }
+
+pub async fn replicas_share_the_open_pull_requests_and_read_each_once_per_interval<M: Model>() {
+    let fake = Fake::<M>::start().await;
+    fake.with_repo(|repo| {
+        repo.push_branch(
+            "main",
+            "main",
+            &[
+                (
+                    "self-service/templates/scratch-space/template.yaml",
+                    SCRATCH_TEMPLATE,
+                ),
+                (
+                    "self-service/templates/scratch-space/skeleton/namespace.yaml",
+                    SCRATCH_NAMESPACE,
+                ),
+            ],
+        )
+    });
+    // An hour between two reads of one pull request; the background pollers' first round
+    // finds nothing open yet.
+    let first = fake
+        .portal_on(Backend::Postgres, |config| {
+            config.forge_poll_secs = 3600;
+            config.worker_id = Some("replica-a".into());
+        })
+        .await;
+    let second = first
+        .replica(|config, _| config.worker_id = Some("replica-b".into()))
+        .await;
+    let rui = first.dev_browser("rui").await;
+    let mut ids = Vec::new();
+    for name in ["tmp1", "tmp2", "tmp3", "tmp4"] {
+        let input = json!({"template": "scratch-space", "values": {"name": name}});
+        let id = first.post_json(&rui, "/api/v1/requests", &input, 201).await["id"]
+            .as_i64()
+            .unwrap();
+        wait_for_state(&first, &rui, id, "proposed").await;
+        ids.push(id);
+    }
+    // One of them merged on the forge.
+    fake.with_repo(|repo| {
+        let number = repo.pulls[0].number;
+        repo.merge_pull(number, false);
+    });
+    let reads_before = fake.calls("pulls/get");
+
+    let (a, b) = tokio::join!(first.worker.poll_open(), second.worker.poll_open());
+    let again = second.worker.poll_open().await.unwrap();
+
+    assert_eq!(a.unwrap() + b.unwrap(), 1, "the merge is seen once");
+    assert_eq!(again, 0);
+    assert_eq!(
+        fake.calls("pulls/get") - reads_before,
+        4,
+        "each open pull request read once by the two replicas together"
+    );
+    wait_for_state(&first, &rui, ids[0], "merged").await;
+    fake.assert_contract_kept();
+}

@@ -5,7 +5,7 @@ use mirante::adapters::forge::{
 };
 use serde_json::json;
 
-use super::fake::{Fake, Model, TOKEN};
+use super::fake::{Answer, Fake, Model, TOKEN};
 
 pub const BRANCH: &str = "mirante/42-gpu-workspace-alice";
 
@@ -252,19 +252,63 @@ pub async fn a_server_error_is_unavailable_and_the_retry_completes<M: Model>() {
     fake.assert_contract_kept();
 }
 
-pub async fn rate_limiting_is_unavailable<M: Model>() {
+pub async fn a_rate_limited_forge_is_not_called_again_before_the_time_it_names<M: Model>() {
     let fake = Fake::<M>::start().await;
     let forge = fake.forge();
-    fake.fail_next(
-        M::OPEN_PULL_OP,
-        429,
-        json!({"message": "Too Many Requests"}),
-    );
     forge.create_branch(&branch_spec()).await.unwrap();
+    fake.answer_next(
+        M::OPEN_PULL_OP,
+        Answer::new(429, json!({"message": "Too Many Requests"}))
+            .with_header("retry-after", "2".into()),
+    );
 
-    let error = forge.open_pull_request(&pull_spec()).await.unwrap_err();
+    let limited = forge.open_pull_request(&pull_spec()).await.unwrap_err();
+    let while_waiting = forge.open_pull_request(&pull_spec()).await.unwrap_err();
+    let sent_while_waiting = fake.calls(M::OPEN_PULL_OP);
+    tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+    let after = forge.open_pull_request(&pull_spec()).await;
 
-    assert!(error.is_retryable(), "{error:?}");
+    assert!(limited.is_retryable(), "{limited:?}");
+    assert!(while_waiting.is_retryable(), "{while_waiting:?}");
+    assert!(
+        while_waiting.to_string().contains("rate limit"),
+        "{while_waiting}"
+    );
+    assert_eq!(sent_while_waiting, 1, "the call while waiting was not sent");
+    assert!(after.is_ok(), "{after:?}");
+    assert_eq!(fake.calls(M::OPEN_PULL_OP), 2);
+    fake.assert_contract_kept();
+}
+
+/// GitHub's way: a 403 whose headers say the budget is spent until a reset time.
+pub async fn a_spent_budget_pauses_calls_until_its_reset<M: Model>() {
+    let fake = Fake::<M>::start().await;
+    let forge = fake.forge();
+    let reset = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 2;
+    fake.answer_next(
+        M::HEAD_OP,
+        Answer::new(403, json!({"message": "API rate limit exceeded"}))
+            .with_header("x-ratelimit-remaining", "0".into())
+            .with_header("x-ratelimit-reset", reset.to_string()),
+    );
+
+    let limited = forge.branch_head("main").await.unwrap_err();
+    let while_waiting = forge.branch_head("main").await.unwrap_err();
+    let sent_while_waiting = fake.calls(M::HEAD_OP);
+
+    assert!(
+        limited.is_retryable(),
+        "a rate limit, not a refusal: {limited:?}"
+    );
+    assert!(
+        while_waiting.to_string().contains("rate limit"),
+        "{while_waiting}"
+    );
+    assert_eq!(sent_while_waiting, 1, "the call while waiting was not sent");
     fake.assert_contract_kept();
 }
 

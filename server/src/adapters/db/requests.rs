@@ -618,24 +618,62 @@ impl Db {
         rows.into_iter().map(RequestRecord::try_from).collect()
     }
 
-    /// Requests in `state`, oldest first (the poller follows open pull requests with it).
-    pub async fn requests_in_state(
+    /// Claims up to `limit` proposed requests whose pull request is due to be read back
+    /// (`pr_poll_due_ms` unset or at most `now_ms`), the longest due first, by moving each to
+    /// `next_ms`; answers those this call claimed. A request another replica claimed between
+    /// the look and the claim is skipped, so each is read once per interval across replicas.
+    pub async fn claim_pr_polls(
         &self,
-        state: RequestState,
+        now_ms: i64,
+        next_ms: i64,
         limit: i64,
     ) -> Result<Vec<RequestRecord>, DbError> {
-        let sql = format!(
-            "select {REQUEST_COLUMNS} from request where state = $1
-             order by request_id limit $2"
+        let look = format!(
+            "select {REQUEST_COLUMNS} from request
+             where state = 'proposed' and pr_number is not null
+               and coalesce(pr_poll_due_ms, 0) <= $1
+             order by coalesce(pr_poll_due_ms, 0), request_id limit $2"
         );
+        // language=sql
+        let claim = "update request set pr_poll_due_ms = $1
+                     where request_id = $2 and state = 'proposed'
+                       and coalesce(pr_poll_due_ms, 0) <= $3";
         let rows: Vec<RequestRow> = on_db!(self, |pool| {
-            sqlx::query_as(&sql)
-                .bind(state.as_str())
+            sqlx::query_as(&look)
+                .bind(now_ms)
                 .bind(limit)
                 .fetch_all(pool)
                 .await?
         });
-        rows.into_iter().map(RequestRecord::try_from).collect()
+        let mut claimed = Vec::with_capacity(rows.len());
+        for row in rows {
+            let id = row.request_id;
+            let n = on_db!(self, |pool| {
+                sqlx::query(claim)
+                    .bind(next_ms)
+                    .bind(id)
+                    .bind(now_ms)
+                    .execute(pool)
+                    .await?
+                    .rows_affected()
+            });
+            if n == 1 {
+                claimed.push(RequestRecord::try_from(row)?);
+            }
+        }
+        Ok(claimed)
+    }
+
+    /// How many requests are in `state`.
+    pub async fn count_in_state(&self, state: RequestState) -> Result<i64, DbError> {
+        // language=sql
+        let sql = "select count(*) from request where state = $1";
+        Ok(on_db!(self, |pool| {
+            sqlx::query_scalar(sql)
+                .bind(state.as_str())
+                .fetch_one(pool)
+                .await?
+        }))
     }
 
     /// Template requests that hold, await or name GPUs if their template asks for any: those

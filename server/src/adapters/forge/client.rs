@@ -1,8 +1,18 @@
 //! The HTTP side shared by the hosted forges: building URLs from path segments, sending with
 //! the token and a timeout, and turning HTTP outcomes into [`ForgeError`]s that never carry
 //! the token.
+//!
+//! **Rate limits.** When a forge says to wait — a 429, or GitHub's 403, with `Retry-After`,
+//! or a `X-RateLimit-Remaining`/`RateLimit-Remaining` of 0 with its reset time — every later
+//! call through the same client fails at once as unavailable until then, without being sent:
+//! the worker backs off and the poller ends its round, instead of spending the token's
+//! remaining budget on refusals. The remaining budget each answer reports is a metric.
 
-use std::{fmt, time::Duration};
+use std::{
+    fmt,
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
 
 use reqwest::{
     Method, StatusCode,
@@ -17,6 +27,13 @@ use super::{DirLimits, Files, ForgeError, ForgeKind, ForgeResult};
 /// How long one call to a forge may take, connection included, unless configured otherwise.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long to wait after a rate-limit answer that says neither when to retry nor when the
+/// budget is reset.
+const RATE_LIMIT_WAIT: Duration = Duration::from_secs(60);
+
+/// The longest wait a forge's rate-limit answer is taken at its word for.
+const RATE_LIMIT_WAIT_MAX: Duration = Duration::from_secs(3600);
+
 /// The longest forge message kept in an error, in characters.
 const MESSAGE_LIMIT: usize = 300;
 
@@ -29,6 +46,8 @@ pub(crate) struct Api {
     headers: HeaderMap,
     token: SecretString,
     timeout: Duration,
+    /// Until when the forge asked not to be called (its rate limit), shared by the clones.
+    paused_until: Arc<Mutex<Option<Instant>>>,
 }
 
 impl fmt::Debug for Api {
@@ -89,7 +108,61 @@ impl Api {
             headers,
             token,
             timeout: DEFAULT_TIMEOUT,
+            paused_until: Arc::default(),
         })
+    }
+
+    /// Refuses a call while the forge's rate limit says to wait.
+    fn check_pause(&self, what: &str) -> ForgeResult<()> {
+        let until = *self
+            .paused_until
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match until {
+            Some(until) if Instant::now() < until => {
+                crate::metrics::forge_call(self.kind.as_str(), "paused");
+                Err(ForgeError::Unavailable(format!(
+                    "{what}: not sent, the forge's rate limit asks to wait {} s more",
+                    until.saturating_duration_since(Instant::now()).as_secs() + 1
+                )))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Notes what an answer says of the rate limit: the remaining budget (a metric), and a
+    /// pause when the forge asks to wait.
+    fn note_answer(&self, status: StatusCode, headers: &HeaderMap) {
+        let remaining = header_number(headers, "x-ratelimit-remaining")
+            .or_else(|| header_number(headers, "ratelimit-remaining"));
+        if let Some(remaining) = remaining {
+            crate::metrics::forge_rate_limit_remaining(self.kind.as_str(), remaining);
+        }
+        let limited = status == StatusCode::TOO_MANY_REQUESTS
+            || (status == StatusCode::FORBIDDEN && rate_limited(headers))
+            || remaining == Some(0);
+        crate::metrics::forge_call(
+            self.kind.as_str(),
+            match status {
+                _ if limited && !status.is_success() => "rate_limited",
+                s if s.is_success() || s.is_redirection() => "ok",
+                s if s.is_server_error() => "server_error",
+                _ => "client_error",
+            },
+        );
+        if !limited {
+            return;
+        }
+        let wait = rate_limit_wait(headers).unwrap_or(RATE_LIMIT_WAIT);
+        tracing::warn!(
+            forge = %self.kind,
+            wait.secs = wait.as_secs(),
+            "the forge's rate limit asks to wait; no call is sent until then"
+        );
+        *self
+            .paused_until
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Instant::now() + wait);
     }
 
     pub(super) fn set_timeout(&mut self, timeout: Duration) {
@@ -115,6 +188,7 @@ impl Api {
         body: Option<&B>,
     ) -> ForgeResult<Reply> {
         let what = format!("{} {} {}", self.kind, method, url.path());
+        self.check_pause(&what)?;
         let mut request = self
             .http
             .request(method, url)
@@ -123,12 +197,13 @@ impl Api {
         if let Some(body) = body {
             request = request.json(body);
         }
-        let response = request
-            .send()
-            .await
-            .map_err(|e| transport_error(&what, &e))?;
+        let response = request.send().await.map_err(|e| {
+            crate::metrics::forge_call(self.kind.as_str(), "transport_error");
+            transport_error(&what, &e)
+        })?;
         let status = response.status();
         let headers = response.headers().clone();
+        self.note_answer(status, &headers);
         let body = response
             .bytes()
             .await
@@ -170,6 +245,7 @@ impl Api {
         what: &str,
     ) -> ForgeResult<Option<Vec<u8>>> {
         let call = format!("{} GET {}", self.kind, url.path());
+        self.check_pause(&call)?;
         let mut response = self
             .http
             .get(url)
@@ -177,8 +253,12 @@ impl Api {
             .timeout(self.timeout)
             .send()
             .await
-            .map_err(|e| transport_error(&call, &e))?;
+            .map_err(|e| {
+                crate::metrics::forge_call(self.kind.as_str(), "transport_error");
+                transport_error(&call, &e)
+            })?;
         let status = response.status();
+        self.note_answer(status, response.headers());
         if status == StatusCode::NOT_FOUND {
             return Ok(None);
         }
@@ -268,7 +348,7 @@ impl Reply {
         match self.status {
             StatusCode::UNAUTHORIZED => ForgeError::Unauthorized(detail),
             // GitHub answers rate limits with 403 and says so in its headers.
-            StatusCode::FORBIDDEN if self.rate_limited() => ForgeError::Unavailable(detail),
+            StatusCode::FORBIDDEN if rate_limited(&self.headers) => ForgeError::Unavailable(detail),
             StatusCode::FORBIDDEN => ForgeError::Unauthorized(detail),
             StatusCode::NOT_FOUND => ForgeError::NotFound(detail),
             StatusCode::CONFLICT => ForgeError::Conflict(detail),
@@ -285,14 +365,36 @@ impl Reply {
     pub(super) fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
+}
 
-    fn rate_limited(&self) -> bool {
-        self.headers.contains_key(RETRY_AFTER)
-            || self
-                .headers
-                .get("x-ratelimit-remaining")
-                .is_some_and(|v| v.as_bytes() == b"0")
-    }
+/// Whether a 403 is a rate limit (GitHub says so in its headers) rather than a refusal.
+fn rate_limited(headers: &HeaderMap) -> bool {
+    headers.contains_key(RETRY_AFTER)
+        || header_number(headers, "x-ratelimit-remaining") == Some(0)
+        || header_number(headers, "ratelimit-remaining") == Some(0)
+}
+
+/// A header holding a whole number.
+fn header_number(headers: &HeaderMap, name: &str) -> Option<u64> {
+    headers.get(name)?.to_str().ok()?.trim().parse().ok()
+}
+
+/// How long a rate-limit answer asks to wait: `Retry-After` in seconds, else the reset time
+/// (`X-RateLimit-Reset` / `RateLimit-Reset`, seconds since the epoch on GitHub, GitLab and
+/// Gitea), at most [`RATE_LIMIT_WAIT_MAX`].
+fn rate_limit_wait(headers: &HeaderMap) -> Option<Duration> {
+    let wait = if let Some(secs) = header_number(headers, RETRY_AFTER.as_str()) {
+        Duration::from_secs(secs)
+    } else {
+        let reset = header_number(headers, "x-ratelimit-reset")
+            .or_else(|| header_number(headers, "ratelimit-reset"))?;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()?
+            .as_secs();
+        Duration::from_secs(reset.saturating_sub(now).max(1))
+    };
+    Some(wait.min(RATE_LIMIT_WAIT_MAX))
 }
 
 /// The human part of a forge's JSON error body.

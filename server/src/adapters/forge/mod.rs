@@ -47,14 +47,21 @@ pub enum ForgeKind {
     Gitea,
 }
 
-impl fmt::Display for ForgeKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+impl ForgeKind {
+    /// The forge's name in settings, logs and metrics.
+    pub fn as_str(self) -> &'static str {
+        match self {
             ForgeKind::Local => "local",
             ForgeKind::Github => "github",
             ForgeKind::Gitlab => "gitlab",
             ForgeKind::Gitea => "gitea",
-        })
+        }
+    }
+}
+
+impl fmt::Display for ForgeKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

@@ -190,13 +190,16 @@ impl Worker {
         if let Some(every) = self.settings.poll {
             let worker = Arc::clone(self);
             tokio::spawn(async move {
-                let mut ticks = tokio::time::interval(every);
+                // The interval is cut into rounds, each reading its share of the open pull
+                // requests, so the reads are spread over it instead of all at once.
+                let tick = (every / POLL_ROUNDS).max(Duration::from_secs(1));
+                let mut ticks = tokio::time::interval(tick);
                 ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
                 loop {
                     tokio::select! {
                         () = stop.cancelled() => break,
                         _ = ticks.tick() => {
-                            if let Err(error) = worker.poll_open().await {
+                            if let Err(error) = worker.poll_round(tick, every).await {
                                 tracing::warn!(%error, "cannot check the open pull requests");
                             }
                         }
@@ -584,35 +587,95 @@ impl Worker {
         Ok(())
     }
 
-    /// Checks every open pull request on the forge and moves its request on when it was
+    /// Checks every open pull request whose turn has come (all of them, unless another
+    /// replica read some within the poll interval) and moves its request on when it was
     /// merged or closed (the fallback for webhooks that never arrived). Returns how many
     /// requests changed.
     pub async fn poll_open(&self) -> Result<usize, crate::adapters::db::DbError> {
-        let mut changed = 0;
-        for request in self
-            .db
-            .requests_in_state(RequestState::Proposed, 500)
-            .await?
-        {
+        let every = self.settings.poll.unwrap_or_default();
+        let open = self.db.count_in_state(RequestState::Proposed).await?;
+        Ok(self.poll_due(open, every).await?.changed)
+    }
+
+    /// One round of the poller, every `tick` of the interval `every`: reads the due share of
+    /// the open pull requests (`tick / every` of them, at least one).
+    async fn poll_round(
+        &self,
+        tick: Duration,
+        every: Duration,
+    ) -> Result<Polled, crate::adapters::db::DbError> {
+        let open = self.db.count_in_state(RequestState::Proposed).await?;
+        if open == 0 {
+            return Ok(Polled::default());
+        }
+        let share = (open as f64 * tick.as_secs_f64() / every.as_secs_f64().max(1.0)).ceil();
+        // Truncation is what is wanted: the share is at most `open`.
+        #[expect(clippy::cast_possible_truncation, reason = "at most `open`, an i64")]
+        let budget = (share as i64).clamp(1, open);
+        self.poll_due(budget, every).await
+    }
+
+    /// Reads back at most `budget` pull requests whose turn has come, the longest due first;
+    /// each is claimed in the database until its next turn, one interval `every` later, so
+    /// replicas share them and each is read once per interval in all, and newer requests
+    /// wait behind no fixed page of older ones. A forge that is unavailable (down, or asking
+    /// to wait: its rate limit) ends the round; the requests not yet claimed keep their turn.
+    async fn poll_due(
+        &self,
+        budget: i64,
+        every: Duration,
+    ) -> Result<Polled, crate::adapters::db::DbError> {
+        let every_ms = i64::try_from(every.as_millis()).unwrap_or(i64::MAX / 4);
+        let mut polled = Polled::default();
+        let mut left = budget;
+        while left > 0 {
+            let now = Utc::now().timestamp_millis();
+            // One at a time: a round that stops early leaves the rest due.
+            let Some(request) = self
+                .db
+                .claim_pr_polls(now, now.saturating_add(every_ms.max(1)), 1)
+                .await?
+                .pop()
+            else {
+                break;
+            };
+            left -= 1;
             let Some(number) = request.pr_number.and_then(|n| u64::try_from(n).ok()) else {
                 continue;
             };
+            polled.read += 1;
             match self.forge.pull_request(number).await {
                 Ok(pr) => match follow(&self.db, request.id, pr.state, SYSTEM).await {
-                    Ok(Some(_)) => changed += 1,
+                    Ok(Some(_)) => polled.changed += 1,
                     Ok(None) => {}
                     Err(error) => {
                         tracing::warn!(request.id = request.id, %error, "cannot follow the pull request");
                     }
                 },
+                Err(error) if error.is_retryable() => {
+                    tracing::warn!(request.id = request.id, pr.number = number, %error, "the forge cannot be read now; the round ends");
+                    break;
+                }
                 Err(error) => {
                     tracing::warn!(request.id = request.id, pr.number = number, %error, "cannot read the pull request");
                 }
             }
         }
-        Ok(changed)
+        Ok(polled)
     }
 }
+
+/// What one round of the poller did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Polled {
+    /// Pull requests read back.
+    read: usize,
+    /// Requests moved on (merged or closed).
+    changed: usize,
+}
+
+/// How many rounds the poller cuts its interval into.
+const POLL_ROUNDS: u32 = 10;
 
 /// Whether a request in `state` still waits for the worker: not proposed yet (a request
 /// awaiting approval has no job; one proposed waits for the forge, not the worker).
@@ -798,6 +861,44 @@ mod tests {
                 .done_at
                 .is_some()
         );
+    }
+
+    #[tokio::test]
+    async fn the_poller_reaches_every_open_pull_request_in_turn_and_none_twice_in_an_interval() {
+        let (_dir, db, worker) = setup(&[FileChange {
+            path: "README.md".into(),
+            content: "x\n".into(),
+        }])
+        .await;
+        for name in ["a", "b", "c", "d", "e"] {
+            request(&db, &format!("ws/{name}"), false).await;
+        }
+        assert_eq!(worker.run_due().await.unwrap(), 5);
+        let hour = Duration::from_secs(3600);
+
+        let rounds = [
+            worker.poll_due(2, hour).await.unwrap().read,
+            worker.poll_due(2, hour).await.unwrap().read,
+            worker.poll_due(2, hour).await.unwrap().read,
+            worker.poll_due(2, hour).await.unwrap().read,
+        ];
+        // Another replica's worker on the same database.
+        let other = Worker::new(
+            db.clone(),
+            Arc::clone(worker.forge()),
+            WorkerSettings {
+                owner: "another-replica".into(),
+                ..settings()
+            },
+        );
+        let other_round = other.poll_due(10, hour).await.unwrap().read;
+
+        assert_eq!(
+            rounds,
+            [2, 2, 1, 0],
+            "all five, then none before the hour is up"
+        );
+        assert_eq!(other_round, 0, "another replica reads none of them again");
     }
 
     #[tokio::test]
