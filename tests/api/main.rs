@@ -23,6 +23,7 @@ mod limits;
 mod metrics;
 mod middleware;
 mod openapi;
+mod outage;
 mod pages;
 mod probes;
 mod reference;

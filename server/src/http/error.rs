@@ -160,6 +160,14 @@ impl IntoResponse for ApiError {
             _ => None,
         };
         let (error, details) = match self {
+            // A database that cannot be reached is an outage, not a bug: 503, try again.
+            ApiError::Internal(cause) if crate::adapters::db::DbError::unavailable_in(&cause) => {
+                tracing::warn!(
+                    error = format!("{cause:#}"),
+                    "the database cannot be reached"
+                );
+                return unavailable(crate::adapters::db::DATABASE_UNAVAILABLE);
+            }
             ApiError::Internal(cause) => {
                 // The one place internal failures are logged; the client learns nothing of
                 // the cause (it may name tables, hosts or paths).
@@ -196,6 +204,7 @@ impl IntoResponse for ApiError {
                     .collect();
                 (self.to_string(), details)
             }
+            ApiError::Unavailable(message) => return unavailable(&message),
             other => (other.to_string(), Vec::new()),
         };
         (
@@ -208,6 +217,23 @@ impl IntoResponse for ApiError {
         )
             .into_response()
     }
+}
+
+/// How long a client is asked to wait before trying a 503 again, in seconds.
+pub(crate) const RETRY_AFTER_SECS: &str = "5";
+
+/// A 503 with `Retry-After`: the portal or something it needs is down for a moment.
+pub(crate) fn unavailable(message: &str) -> Response {
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        [(axum::http::header::RETRY_AFTER, RETRY_AFTER_SECS)],
+        Json(ErrorBody {
+            error: message.to_owned(),
+            details: Vec::new(),
+            request: None,
+        }),
+    )
+        .into_response()
 }
 
 /// Quotes a value taken from the request for an error message, cut short so a long value is

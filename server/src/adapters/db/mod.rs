@@ -79,6 +79,48 @@ pub enum DbError {
     Json(#[from] serde_json::Error),
 }
 
+/// What a caller is told when the database cannot be reached.
+pub const DATABASE_UNAVAILABLE: &str =
+    "the portal's database cannot be reached at the moment; try again shortly";
+
+impl DbError {
+    /// Whether the database could not be reached (down, cut off, refusing connections, the
+    /// pool out of time) rather than refusing this statement: worth trying again later.
+    pub fn is_unavailable(&self) -> bool {
+        let DbError::Sqlx(error) = self else {
+            return false;
+        };
+        match error {
+            sqlx::Error::PoolTimedOut
+            | sqlx::Error::PoolClosed
+            | sqlx::Error::Io(_)
+            | sqlx::Error::Tls(_)
+            | sqlx::Error::WorkerCrashed => true,
+            // SQLSTATE class 08 (connection exception), 57P01-57P03 (the server shutting
+            // down or starting), 53300 (too many connections).
+            sqlx::Error::Database(e) => e.code().is_some_and(|code| {
+                code.starts_with("08") || code.starts_with("57P") || code == "53300"
+            }),
+            _ => false,
+        }
+    }
+
+    /// Whether any cause in `error`'s chain is a database that cannot be reached.
+    pub fn unavailable_in(error: &anyhow::Error) -> bool {
+        error.chain().any(|cause| {
+            cause
+                .downcast_ref::<DbError>()
+                .is_some_and(DbError::is_unavailable)
+                || cause.downcast_ref::<sqlx::Error>().is_some_and(|e| {
+                    matches!(
+                        e,
+                        sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_)
+                    )
+                })
+        })
+    }
+}
+
 /// A connection pool to one of the supported databases. Cheap to clone.
 #[derive(Debug, Clone)]
 pub enum Db {

@@ -397,6 +397,7 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
                     "invalid, expired or revoked API token",
                 );
             }
+            // ApiError answers 503 with Retry-After when the database cannot be reached.
             Err(e) => return crate::http::ApiError::Internal(e).into_response(),
         }
     } else if let Some(session) = req.extensions().get::<Session>().cloned() {
@@ -442,7 +443,13 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
                 });
             }
             Ok(None) => {}
-            Err(e) => tracing::warn!(error = %e, "unreadable session"),
+            // The session store (the database) cannot be read: who this is is unknown, which
+            // is not the same as nobody. Say the portal is degraded rather than ask a
+            // signed-in person to sign in again.
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the session; the database may be down");
+                return degraded(api, &req);
+            }
         }
     }
 
@@ -508,6 +515,26 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
             .or_insert(HeaderValue::from_static("no-store"));
     }
     response
+}
+
+/// The answer while the session store cannot be read: 503 with `Retry-After`, JSON on the
+/// API, else a page saying the portal is degraded and to try again in a moment.
+fn degraded(api: bool, req: &Request) -> Response {
+    if api {
+        return crate::http::error::unavailable(crate::adapters::db::DATABASE_UNAVAILABLE);
+    }
+    let mut page = pages::message(
+        StatusCode::SERVICE_UNAVAILABLE,
+        PageLang::of(req.headers()),
+        "auth-msg-degraded",
+        None,
+        &path_and_query(req),
+    );
+    page.headers_mut().insert(
+        header::RETRY_AFTER,
+        HeaderValue::from_static(crate::http::error::RETRY_AFTER_SECS),
+    );
+    page
 }
 
 /// Spends one request of `bucket` from the client's budget; the 429 to send when it is spent.

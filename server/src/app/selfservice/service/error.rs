@@ -52,6 +52,10 @@ pub enum ServiceError {
 
 impl From<DbError> for ServiceError {
     fn from(e: DbError) -> Self {
+        if e.is_unavailable() {
+            tracing::warn!(error = %e, "the database cannot be reached");
+            return ServiceError::Unavailable(crate::adapters::db::DATABASE_UNAVAILABLE.to_owned());
+        }
         ServiceError::Internal(e.into())
     }
 }
