@@ -144,6 +144,7 @@ pub(crate) fn message(
 pub(crate) const MESSAGE_KEYS: &[&str] = &[
     "auth-msg-session-expired",
     "auth-msg-sign-in-required",
+    "auth-msg-degraded",
     "auth-msg-admins-only",
     "auth-msg-cross-origin",
     "auth-msg-too-many",
