@@ -10,6 +10,7 @@
 //! | `catalog`               | `MIRANTE_CATALOG`              | the demo catalog built into the binary |
 //! | `catalog_refresh_secs`  | `MIRANTE_CATALOG_REFRESH_SECS` | `300` (`0` turns the timer off)      |
 //! | `request_timeout_secs`  | `MIRANTE_REQUEST_TIMEOUT_SECS` | `30`                                 |
+//! | `replica_heartbeat_secs` | `MIRANTE_REPLICA_HEARTBEAT_SECS` | `5`: how often this replica writes which catalog it serves and looks whether another was asked to reload (`0`: never) |
 //! | `shutdown_delay_secs`   | `MIRANTE_SHUTDOWN_DELAY_SECS`  | `5`: on SIGTERM, seconds `/readyz` answers 503 while requests are still served, before the listener closes (ctrl-c skips it) |
 //! | `header_read_timeout_secs` | `MIRANTE_HEADER_READ_TIMEOUT_SECS` | `10`: a connection that sends no complete request head for this long (slow headers, an idle keep-alive) is closed |
 //! | `max_connections`       | `MIRANTE_MAX_CONNECTIONS`      | `1024`: connections served at once; further ones wait in the listen queue |
@@ -89,6 +90,7 @@ const ENV_KEYS: &[&str] = &[
     "catalog_refresh_secs",
     "request_timeout_secs",
     "shutdown_delay_secs",
+    "replica_heartbeat_secs",
     "header_read_timeout_secs",
     "max_connections",
     "log_format",
@@ -176,6 +178,10 @@ pub struct Config {
     /// requests are still served, so a load balancer stops sending new ones first.
     #[serde(default = "default_shutdown_delay_secs")]
     pub shutdown_delay_secs: u64,
+    /// Seconds between two writes of what this replica serves, each also a look whether
+    /// another replica was asked to reload the catalog; 0: never.
+    #[serde(default = "default_replica_heartbeat_secs")]
+    pub replica_heartbeat_secs: u64,
     /// Seconds a connection may take to send a whole request head, or stay idle between
     /// requests, before it is closed.
     #[serde(default = "default_header_read_timeout_secs")]
@@ -400,6 +406,10 @@ fn default_shutdown_delay_secs() -> u64 {
     5
 }
 
+fn default_replica_heartbeat_secs() -> u64 {
+    5
+}
+
 fn default_header_read_timeout_secs() -> u64 {
     10
 }
@@ -436,6 +446,7 @@ impl Default for Config {
             catalog_refresh_secs: default_catalog_refresh_secs(),
             request_timeout_secs: default_request_timeout_secs(),
             shutdown_delay_secs: default_shutdown_delay_secs(),
+            replica_heartbeat_secs: default_replica_heartbeat_secs(),
             header_read_timeout_secs: default_header_read_timeout_secs(),
             max_connections: default_max_connections(),
             log_format: LogFormat::default(),
@@ -723,6 +734,7 @@ impl Config {
             catalog_refresh_secs: self.catalog_refresh_secs,
             request_timeout_secs: self.request_timeout_secs,
             shutdown_delay_secs: self.shutdown_delay_secs,
+            replica_heartbeat_secs: self.replica_heartbeat_secs,
             header_read_timeout_secs: self.header_read_timeout_secs,
             max_connections: self.max_connections,
             log_format: self.log_format,
@@ -798,6 +810,7 @@ struct Printable<'a> {
     catalog_refresh_secs: u64,
     request_timeout_secs: u64,
     shutdown_delay_secs: u64,
+    replica_heartbeat_secs: u64,
     header_read_timeout_secs: u64,
     max_connections: usize,
     log_format: LogFormat,
@@ -851,6 +864,7 @@ impl fmt::Debug for Config {
             .field("catalog_refresh_secs", &self.catalog_refresh_secs)
             .field("request_timeout_secs", &self.request_timeout_secs)
             .field("shutdown_delay_secs", &self.shutdown_delay_secs)
+            .field("replica_heartbeat_secs", &self.replica_heartbeat_secs)
             .field("header_read_timeout_secs", &self.header_read_timeout_secs)
             .field("max_connections", &self.max_connections)
             .field("log_format", &self.log_format)

@@ -254,6 +254,16 @@ impl Application {
             tokio::spawn(Arc::clone(provider).keep_fresh(background.clone()));
         }
         let outbox = self.state.worker.spawn(background.clone());
+        let heartbeat = self.state.config.replica_heartbeat_secs;
+        if heartbeat > 0 {
+            crate::app::replicas::Heartbeat {
+                id: self.state.config.worker_id(),
+                started_at: chrono::Utc::now(),
+                catalog: Arc::clone(&self.state.catalog),
+                db: self.state.db.clone(),
+            }
+            .spawn(Duration::from_secs(heartbeat), background.clone());
+        }
         if let Some(follower) = &self.follower {
             follower.spawn(background.clone());
         }

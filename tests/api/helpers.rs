@@ -332,6 +332,8 @@ pub async fn test_config(backend: Backend, data_dir: &Path) -> (Config, Option<P
         probe_interval_secs: 0,
         // A restart in a test does not wait for a load balancer.
         shutdown_delay_secs: 0,
+        // Replicas in a test follow each other's reloads within a second.
+        replica_heartbeat_secs: 1,
         session_key: Some(SecretString::from(
             "test-session-key-0123456789abcdef0123456789",
         )),

@@ -27,6 +27,7 @@ mod outage;
 mod pages;
 mod probes;
 mod reference;
+mod replicas;
 mod requests;
 mod resources;
 mod roadmap;

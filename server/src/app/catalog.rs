@@ -47,15 +47,22 @@ pub enum ReloadTrigger {
         /// The request.
         request: i64,
     },
+    /// Another replica was asked to reload (by the API, SIGHUP or a merge), and this one
+    /// follows.
+    Peer,
 }
+
+/// The replicas' signal for "read the catalog again".
+const RELOAD_SIGNAL: &str = crate::adapters::db::replicas::CATALOG_RELOAD;
 
 impl ReloadTrigger {
     /// Who to name in the audit log: the admin who asked, or `system`.
     pub fn actor(&self) -> String {
         match self {
-            ReloadTrigger::Startup | ReloadTrigger::Signal | ReloadTrigger::Timer => {
-                "system".to_owned()
-            }
+            ReloadTrigger::Startup
+            | ReloadTrigger::Signal
+            | ReloadTrigger::Timer
+            | ReloadTrigger::Peer => "system".to_owned(),
             ReloadTrigger::Api { user, .. } | ReloadTrigger::Merge { user, .. } => user.clone(),
         }
     }
@@ -68,6 +75,7 @@ impl ReloadTrigger {
             ReloadTrigger::Timer => "timer",
             ReloadTrigger::Api { .. } => "api",
             ReloadTrigger::Merge { .. } => "merge",
+            ReloadTrigger::Peer => "peer",
         }
     }
 
@@ -141,6 +149,8 @@ pub struct CatalogStore {
     reload_lock: tokio::sync::Mutex<()>,
     /// The catalog's history, read from the source's git history when asked for.
     history: Arc<HistoryCache>,
+    /// The generation of the replicas' reload signal this replica has acted on.
+    reload_signal_seen: std::sync::atomic::AtomicI64,
 }
 
 impl std::fmt::Debug for CatalogStore {
@@ -169,7 +179,15 @@ impl CatalogStore {
             db,
             reload_lock: tokio::sync::Mutex::new(()),
             history: Arc::new(HistoryCache::new(source)),
+            reload_signal_seen: std::sync::atomic::AtomicI64::new(0),
         };
+        // Reloads asked for before this replica started are in the catalog it just read.
+        match store.db.signal(RELOAD_SIGNAL).await {
+            Ok(generation) => store
+                .reload_signal_seen
+                .store(generation, std::sync::atomic::Ordering::SeqCst),
+            Err(error) => tracing::warn!(%error, "cannot read the replicas' reload signal"),
+        }
         let new_content = store.record(&snapshot, now).await;
         tracing::info!(
             catalog.hash = %snapshot.hash,
@@ -223,6 +241,43 @@ impl CatalogStore {
     /// for by someone are written to the audit log; a timer finding nothing new, or the
     /// same problems as last time, is not, so the log does not fill with ticks.
     pub async fn reload(&self, trigger: ReloadTrigger) -> Result<ReloadOutcome, ReloadError> {
+        let outcome = self.reload_here(&trigger).await;
+        // What someone asked this replica for, the others do too.
+        if trigger.is_deliberate() {
+            match self.db.raise_signal(RELOAD_SIGNAL).await {
+                Ok(generation) => {
+                    self.reload_signal_seen
+                        .fetch_max(generation, std::sync::atomic::Ordering::SeqCst);
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "cannot tell the other replicas to reload; their timers will");
+                }
+            }
+        }
+        outcome
+    }
+
+    /// Reloads when another replica was asked to since this one last looked; answers
+    /// whether it did.
+    pub async fn follow_peers(&self) -> Result<bool, crate::adapters::db::DbError> {
+        let generation = self.db.signal(RELOAD_SIGNAL).await?;
+        let seen = self
+            .reload_signal_seen
+            .fetch_max(generation, std::sync::atomic::Ordering::SeqCst);
+        if generation <= seen {
+            return Ok(false);
+        }
+        tracing::info!(
+            signal.generation = generation,
+            "another replica reloaded the catalog; reloading"
+        );
+        // Errors are logged and kept as last_error by the reload itself.
+        let _ = self.reload_here(&ReloadTrigger::Peer).await;
+        Ok(true)
+    }
+
+    async fn reload_here(&self, trigger: &ReloadTrigger) -> Result<ReloadOutcome, ReloadError> {
+        let trigger = trigger.clone();
         let _guard = self.reload_lock.lock().await;
         let previous = self.current();
         match load_blocking(self.source.clone()).await {

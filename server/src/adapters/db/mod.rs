@@ -18,6 +18,7 @@ macro_rules! on_db {
 }
 
 pub mod deployments;
+pub mod replicas;
 pub mod requests;
 
 use std::{str::FromStr, time::Duration};

@@ -1,5 +1,6 @@
-//! `GET /api/v1/catalog` (what is in force and what went wrong last) and
-//! `POST /api/v1/catalog/reload`.
+//! `GET /api/v1/catalog` (what is in force and what went wrong last),
+//! `POST /api/v1/catalog/reload` (on every replica), and `GET /api/v1/replicas` (which catalog
+//! each replica serves).
 
 use std::{net::SocketAddr, sync::Arc};
 
@@ -26,6 +27,7 @@ pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(status))
         .routes(routes!(reload))
+        .routes(routes!(replicas))
 }
 
 /// The catalog in force and the last reload error.
@@ -125,7 +127,8 @@ pub(crate) struct ReloadResponse {
     pub catalog: CatalogStatus,
 }
 
-/// Reads the catalog source again and puts it in force if it is valid.
+/// Reads the catalog source again and puts it in force if it is valid; the other replicas
+/// follow within a few seconds (`GET /api/v1/replicas` shows what each serves).
 ///
 /// Admins only (the policy in `http::auth::policy` decides; see ADR 0003). A catalog with problems is refused whole with 422 and every problem
 /// with its file, line and column; the last good catalog stays in force.
@@ -161,5 +164,77 @@ pub(crate) async fn reload(
         outcome,
         previous_hash,
         catalog: CatalogStatus::of(&catalog, true),
+    }))
+}
+
+/// What one replica serves, as it last wrote it.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct Replica {
+    /// The replica (`MIRANTE_WORKER_ID`, by default the host name).
+    pub id: String,
+    /// Hash of the catalog it has in force.
+    pub catalog_hash: String,
+    /// The catalog's git revision, when read from git.
+    pub catalog_revision: Option<String>,
+    /// When it loaded that catalog.
+    pub catalog_loaded_at: DateTime<Utc>,
+    /// When it started.
+    pub started_at: DateTime<Utc>,
+    /// When it last wrote this (every few seconds while it runs).
+    pub seen_at: DateTime<Utc>,
+    /// Whether it serves the same catalog as the replica answering.
+    pub agrees: bool,
+    /// Whether it is the replica answering.
+    pub this: bool,
+}
+
+/// The replicas seen in the last minute.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct Replicas {
+    /// By id.
+    pub replicas: Vec<Replica>,
+}
+
+/// Which catalog each replica of the portal serves: those that wrote in the last minute.
+///
+/// Admins only. A reload asked of one replica reaches the others within their next
+/// heartbeat (`MIRANTE_REPLICA_HEARTBEAT_SECS`); a replica whose `agrees` stays false has a
+/// catalog it cannot read.
+#[utoipa::path(
+    get,
+    path = "/api/v1/replicas",
+    tag = "catalog",
+    responses(
+        (status = 200, description = "The replicas seen in the last minute", body = Replicas),
+        (status = 401, description = "Not signed in", body = ErrorBody),
+        (status = 403, description = "Signed in without the admin role", body = ErrorBody),
+    )
+)]
+pub(crate) async fn replicas(
+    State(state): State<AppState>,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Replicas>, ApiError> {
+    Params::parse(raw.as_deref(), &[])?;
+    let ours = state.catalog.snapshot();
+    let this = state.config.worker_id();
+    let seen = state
+        .db
+        .replicas_seen_since(Utc::now() - chrono::Duration::minutes(1))
+        .await
+        .map_err(|e| ApiError::Internal(e.into()))?;
+    Ok(Json(Replicas {
+        replicas: seen
+            .into_iter()
+            .map(|r| Replica {
+                agrees: r.catalog_hash == ours.hash,
+                this: r.id == this,
+                id: r.id,
+                catalog_hash: r.catalog_hash,
+                catalog_revision: r.catalog_revision,
+                catalog_loaded_at: r.catalog_loaded_at,
+                started_at: r.started_at,
+                seen_at: r.seen_at,
+            })
+            .collect(),
     }))
 }

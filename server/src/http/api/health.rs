@@ -42,6 +42,11 @@ pub(crate) struct Readiness {
     pub database: &'static str,
     /// Hash of the catalog in force.
     pub catalog_hash: String,
+    /// The catalog's git revision, when read from git.
+    pub catalog_revision: Option<String>,
+    /// Which replica answers (`MIRANTE_WORKER_ID`, by default the host name); what every
+    /// replica serves is `GET /api/v1/replicas`.
+    pub replica: String,
 }
 
 /// Readiness: the database answers and a catalog is in force.
@@ -85,5 +90,7 @@ pub(crate) async fn readyz(State(state): State<AppState>) -> Result<Json<Readine
             crate::adapters::db::Backend::Postgres => "postgres",
         },
         catalog_hash: current.snapshot.hash.clone(),
+        catalog_revision: current.snapshot.revision.clone(),
+        replica: state.config.worker_id(),
     }))
 }

@@ -199,6 +199,7 @@ mod tests {
             "/api/v1/overview",
             "/api/v1/catalog",
             "/api/v1/catalog/reload",
+            "/api/v1/replicas",
             "/api/v1/openapi.json",
             "/api/v1/me",
             "/api/v1/templates",

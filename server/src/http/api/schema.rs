@@ -554,6 +554,8 @@ pub(crate) enum ReloadTrigger {
         /// The request.
         request: i64,
     },
+    /// Another replica was asked to reload, and this one followed.
+    Peer,
 }
 
 /// Where an item or task stands on the roadmap.

@@ -123,6 +123,7 @@ pub const ROUTES: &[(Methods, &str, Access)] = &[
     (Methods::Read, "/api/v1/overview", Access::Catalog),
     (Methods::Read, "/api/v1/catalog", Access::Catalog),
     (Methods::Post, "/api/v1/catalog/reload", Access::Admin),
+    (Methods::Read, "/api/v1/replicas", Access::Admin),
     // Self-service: templates and requests (who sees which request is decided by
     // `may_view_request` and friends below), the admins' decisions and local merges, and
     // the forge webhook, whose signature is its credential.

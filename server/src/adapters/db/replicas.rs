@@ -1,0 +1,97 @@
+//! The replicas of the portal and the signals they follow (`replica`, `replica_signal`).
+//!
+//! Each replica writes what it serves (its catalog's hash and revision) every few seconds; a
+//! reload someone asks one replica for raises a generation the others watch, so every replica
+//! reloads. Both are plain rows, on SQLite too, where there is one replica.
+
+use chrono::{DateTime, Utc};
+
+use crate::adapters::db::{Db, DbError};
+
+/// The signal that asks every replica to read the catalog again.
+pub const CATALOG_RELOAD: &str = "catalog-reload";
+
+/// What one replica said it serves, last time it wrote.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct ReplicaRecord {
+    /// The replica (`MIRANTE_WORKER_ID`, by default the host name).
+    #[sqlx(rename = "replica_id")]
+    pub id: String,
+    /// Hash of the catalog it has in force.
+    pub catalog_hash: String,
+    /// The catalog's git revision, when read from git.
+    pub catalog_revision: Option<String>,
+    /// When it loaded that catalog.
+    pub catalog_loaded_at: DateTime<Utc>,
+    /// When it started.
+    pub started_at: DateTime<Utc>,
+    /// When it last wrote this.
+    pub seen_at: DateTime<Utc>,
+}
+
+impl Db {
+    /// Writes what replica `r.id` serves now.
+    pub async fn record_replica(&self, r: &ReplicaRecord) -> Result<(), DbError> {
+        // language=sql
+        let sql = "insert into replica (replica_id, catalog_hash, catalog_revision,
+                                        catalog_loaded_at, started_at, seen_at)
+                   values ($1, $2, $3, $4, $5, $6)
+                   on conflict (replica_id) do update set
+                     catalog_hash = excluded.catalog_hash,
+                     catalog_revision = excluded.catalog_revision,
+                     catalog_loaded_at = excluded.catalog_loaded_at,
+                     started_at = excluded.started_at,
+                     seen_at = excluded.seen_at";
+        on_db!(self, |pool| {
+            sqlx::query(sql)
+                .bind(&r.id)
+                .bind(&r.catalog_hash)
+                .bind(&r.catalog_revision)
+                .bind(r.catalog_loaded_at)
+                .bind(r.started_at)
+                .bind(r.seen_at)
+                .execute(pool)
+                .await?
+                .rows_affected()
+        });
+        Ok(())
+    }
+
+    /// The replicas seen since `since`, by id.
+    pub async fn replicas_seen_since(
+        &self,
+        since: DateTime<Utc>,
+    ) -> Result<Vec<ReplicaRecord>, DbError> {
+        // language=sql
+        let sql = "select replica_id, catalog_hash, catalog_revision, catalog_loaded_at,
+                          started_at, seen_at
+                   from replica where seen_at >= $1 order by replica_id";
+        Ok(on_db!(self, |pool| {
+            sqlx::query_as(sql).bind(since).fetch_all(pool).await?
+        }))
+    }
+
+    /// Raises signal `name` by one; answers its new generation.
+    pub async fn raise_signal(&self, name: &str) -> Result<i64, DbError> {
+        // language=sql
+        let sql = "insert into replica_signal (name, generation) values ($1, 1)
+                   on conflict (name) do update set generation = replica_signal.generation + 1
+                   returning generation";
+        Ok(on_db!(self, |pool| {
+            sqlx::query_scalar(sql).bind(name).fetch_one(pool).await?
+        }))
+    }
+
+    /// The generation of signal `name` (0 before it was first raised).
+    pub async fn signal(&self, name: &str) -> Result<i64, DbError> {
+        // language=sql
+        let sql = "select generation from replica_signal where name = $1";
+        let generation: Option<i64> = on_db!(self, |pool| {
+            sqlx::query_scalar(sql)
+                .bind(name)
+                .fetch_optional(pool)
+                .await?
+        });
+        Ok(generation.unwrap_or(0))
+    }
+}
