@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use crate::helpers::*;
-use crate::requests::{commit_to_monorepo, wait_for_state};
+use crate::requests::wait_for_state;
 
 fn workspace(name: &str) -> Value {
     json!({
@@ -165,9 +165,9 @@ on_both_databases! {
     async fn a_workspace_added_by_hand_on_the_base_branch_holds_its_gpus(backend: Backend) {
         let app = spawn_app_with(backend, CatalogSetup::Embedded).await;
         let rui = app.dev_browser("rui").await;
-        commit_to_monorepo(&app.data_dir.join("monorepo"), &[
-            ("apps/sp/gpu-sp-01/workspaces/lab/namespace.yaml", HAND_NAMESPACE),
-            ("apps/sp/gpu-sp-01/workspaces/lab/quota.yaml", HAND_QUOTA),
+        commit_on_main(&app.data_dir.join("monorepo"), "Workspace lab", &[
+            ("apps/sp/gpu-sp-01/workspaces/lab/namespace.yaml", Some(HAND_NAMESPACE)),
+            ("apps/sp/gpu-sp-01/workspaces/lab/quota.yaml", Some(HAND_QUOTA)),
         ]);
 
         let ledger = sp(&app, &rui).await;

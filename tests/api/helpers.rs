@@ -503,6 +503,42 @@ pub async fn seed_token_until(
     token
 }
 
+/// Commits on the monorepo's `main`, as someone working on it outside the portal would:
+/// `(path, Some(content))` writes a file, `(path, None)` removes a file or a folder. Returns the
+/// commit's id.
+pub fn commit_on_main(monorepo: &Path, message: &str, changes: &[(&str, Option<&str>)]) -> String {
+    let repo = git2::Repository::open(monorepo).unwrap();
+    let head = repo
+        .find_reference("refs/heads/main")
+        .unwrap()
+        .peel_to_commit()
+        .unwrap();
+    let mut update = git2::build::TreeUpdateBuilder::new();
+    for (path, content) in changes {
+        match content {
+            Some(content) => {
+                let blob = repo.blob(content.as_bytes()).unwrap();
+                update.upsert(*path, blob, git2::FileMode::Blob)
+            }
+            None => update.remove(*path),
+        };
+    }
+    let tree = repo
+        .find_tree(update.create_updated(&repo, &head.tree().unwrap()).unwrap())
+        .unwrap();
+    let sig = git2::Signature::now("Ada Lima", "ada@infra.example.org").unwrap();
+    repo.commit(
+        Some("refs/heads/main"),
+        &sig,
+        &sig,
+        message,
+        &tree,
+        &[&head],
+    )
+    .unwrap()
+    .to_string()
+}
+
 /// Writes catalog files to a new temp directory.
 pub fn write_catalog(files: &[(&str, String)]) -> TempDir {
     let dir = TempDir::new().unwrap();

@@ -1,7 +1,7 @@
 //! `GET /api/v1/items/{id}/history` and `GET /api/v1/roadmap/burnup`: the catalog's history
 //! read from the local monorepo's git history.
 
-use git2::{Repository, Signature};
+use git2::Repository;
 use serde_json::Value;
 
 use crate::helpers::*;
@@ -18,21 +18,15 @@ fn transitions(body: &Value) -> Vec<(Value, Value)> {
 /// Commits on the monorepo's `main`, by someone working outside the portal, a change of the
 /// `state:` line of `item` in the catalog file `path`.
 fn commit_state_change(monorepo: &std::path::Path, path: &str, item: &str, from: &str, to: &str) {
-    let repo = Repository::open(monorepo).unwrap();
-    let head = repo
-        .find_reference("refs/heads/main")
+    let text = Repository::open(monorepo)
         .unwrap()
-        .peel_to_commit()
-        .unwrap();
-    let tree = head.tree().unwrap();
-    let blob = tree
-        .get_path(std::path::Path::new(path))
+        .revparse_single(&format!("main:{path}"))
         .unwrap()
-        .to_object(&repo)
-        .unwrap();
-    let text = std::str::from_utf8(blob.as_blob().unwrap().content())
+        .peel_to_blob()
         .unwrap()
-        .to_owned();
+        .content()
+        .to_vec();
+    let text = String::from_utf8(text).unwrap();
     let start = text.find(&format!("  - id: {item}\n")).unwrap();
     let at = start + text[start..].find(&format!("    state: {from}\n")).unwrap();
     let edited = format!(
@@ -40,25 +34,11 @@ fn commit_state_change(monorepo: &std::path::Path, path: &str, item: &str, from:
         &text[..at],
         &text[at + format!("    state: {from}\n").len()..]
     );
-    let mut update = git2::build::TreeUpdateBuilder::new();
-    update.upsert(
-        path,
-        repo.blob(edited.as_bytes()).unwrap(),
-        git2::FileMode::Blob,
-    );
-    let new_tree = repo
-        .find_tree(update.create_updated(&repo, &tree).unwrap())
-        .unwrap();
-    let sig = Signature::now("Bruno Tavares", "bruno.tavares@infra.example.org").unwrap();
-    repo.commit(
-        Some("refs/heads/main"),
-        &sig,
-        &sig,
+    commit_on_main(
+        monorepo,
         &format!("Backup: {item} {to}"),
-        &new_tree,
-        &[&head],
-    )
-    .unwrap();
+        &[(path, Some(&edited))],
+    );
 }
 
 on_both_databases! {

@@ -643,33 +643,6 @@ on_both_databases! {
     }
 }
 
-/// Commits `files` onto the monorepo's `main` through a clone, as a person would.
-pub(crate) fn commit_to_monorepo(monorepo: &Path, files: &[(&str, &str)]) {
-    let work = tempfile::TempDir::new().unwrap();
-    let git = |args: &[&str]| {
-        let out = std::process::Command::new("git")
-            .args(["-c", "user.name=Ana", "-c", "user.email=ana@example.org"])
-            .args(args)
-            .current_dir(work.path())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    git(&["clone", "-q", monorepo.to_str().unwrap(), "."]);
-    for (path, content) in files {
-        let path = work.path().join(path);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, content).unwrap();
-    }
-    git(&["add", "-A"]);
-    git(&["commit", "-q", "-m", "Templates for the portal"]);
-    git(&["push", "-q", "origin", "HEAD:main"]);
-}
-
 pub(crate) const SCRATCH_TEMPLATE: &str = r#"id: scratch-space
 title:
   pt-BR: Espaço temporário
@@ -708,10 +681,10 @@ on_both_databases! {
         let before = app.get_json_as(&rui, "/api/v1/templates", 200).await;
         assert!(!ids(&before).contains(&"scratch-space".to_owned()), "{before}");
 
-        commit_to_monorepo(&monorepo, &[
-            ("self-service/templates/scratch-space/template.yaml", SCRATCH_TEMPLATE),
-            ("self-service/templates/scratch-space/skeleton/namespace.yaml", SCRATCH_NAMESPACE),
-            ("self-service/templates/broken/template.yaml", "id: [broken\n"),
+        commit_on_main(&monorepo, "Templates for the portal", &[
+            ("self-service/templates/scratch-space/template.yaml", Some(SCRATCH_TEMPLATE)),
+            ("self-service/templates/scratch-space/skeleton/namespace.yaml", Some(SCRATCH_NAMESPACE)),
+            ("self-service/templates/broken/template.yaml", Some("id: [broken\n")),
         ]);
 
         let after = app.get_json_as(&rui, "/api/v1/templates", 200).await;

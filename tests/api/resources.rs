@@ -1,9 +1,7 @@
 //! `GET /api/v1/resources[/{id}]`: what the requests made, followed from the request to the
 //! monorepo's base branch, with who may see which.
 
-use std::path::Path;
-
-use git2::{Repository, Signature};
+use git2::Repository;
 use serde_json::{Value, json};
 
 use crate::helpers::*;
@@ -14,32 +12,6 @@ fn workspace(name: &str) -> Value {
         "template": "gpu-workspace",
         "values": {"name": name, "cluster": "gpu-sp-01", "gpus": 1, "purpose": "thesis"}
     })
-}
-
-/// Removes the folder `target` from the monorepo's `main`, as an admin doing it by hand would.
-fn remove_on_main(monorepo: &Path, target: &str) {
-    let repo = Repository::open(monorepo).unwrap();
-    let head = repo
-        .find_reference("refs/heads/main")
-        .unwrap()
-        .peel_to_commit()
-        .unwrap();
-    let tree = head.tree().unwrap();
-    let mut update = git2::build::TreeUpdateBuilder::new();
-    update.remove(target);
-    let new_tree = repo
-        .find_tree(update.create_updated(&repo, &tree).unwrap())
-        .unwrap();
-    let sig = Signature::now("Ada Lima", "ada@infra.example.org").unwrap();
-    repo.commit(
-        Some("refs/heads/main"),
-        &sig,
-        &sig,
-        &format!("Remove {target}"),
-        &new_tree,
-        &[&head],
-    )
-    .unwrap();
 }
 
 /// The ids and states of a resource list.
@@ -124,7 +96,7 @@ on_both_databases! {
         assert_eq!(binding["roleRef"]["name"], "edit");
 
         // The base branch is the truth: the folder removed by hand is a removed resource.
-        remove_on_main(&monorepo, "apps/sp/gpu-sp-01/workspaces/nlp");
+        commit_on_main(&monorepo, "Remove apps/sp/gpu-sp-01/workspaces/nlp", &[("apps/sp/gpu-sp-01/workspaces/nlp", None)]);
         let removed = app.get_json_as(&rui, &format!("/api/v1/resources/{id}"), 200).await;
         assert_eq!(removed["state"], "removed", "{removed}");
         let by_state = app.get_json_as(&rui, "/api/v1/resources?state=removed", 200).await;

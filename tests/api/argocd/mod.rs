@@ -250,38 +250,11 @@ on_both_databases! {
         assert_eq!(still["state"], "syncing", "{still}");
 
         // A later commit on main that contains the merge counts as the merge.
-        let later = commit_on_main(&app, "README.md", "# devops\n\nlater\n");
+        let later = commit_on_main(&app.data_dir.join("monorepo"), "Later change", &[("README.md", Some("# devops\n\nlater\n"))]);
         argocd.put(application("ws-nlp", TARGET, &AppStatus { sync: "Synced", revision: &later, health: "Healthy", message: None }));
         let live = resource_until(&app, &rui, id, "became live", |r| r["state"] == "live").await;
         assert_eq!(live["deployment"]["merge_commit"], merge.as_str());
         assert_eq!(live["deployment"]["revision"], later.as_str());
         argocd.assert_clean();
     }
-}
-
-/// Commits `content` as `path` on the monorepo's `main`, as someone pushing there; the commit.
-fn commit_on_main(app: &TestApp, path: &str, content: &str) -> String {
-    let repo = git2::Repository::open(app.data_dir.join("monorepo")).unwrap();
-    let head = repo
-        .find_reference("refs/heads/main")
-        .unwrap()
-        .peel_to_commit()
-        .unwrap();
-    let blob = repo.blob(content.as_bytes()).unwrap();
-    let mut update = git2::build::TreeUpdateBuilder::new();
-    update.upsert(path, blob, git2::FileMode::Blob);
-    let tree = repo
-        .find_tree(update.create_updated(&repo, &head.tree().unwrap()).unwrap())
-        .unwrap();
-    let sig = git2::Signature::now("Ada Lima", "ada@infra.example.org").unwrap();
-    repo.commit(
-        Some("refs/heads/main"),
-        &sig,
-        &sig,
-        "Later change",
-        &tree,
-        &[&head],
-    )
-    .unwrap()
-    .to_string()
 }

@@ -264,7 +264,7 @@ pub(crate) fn profile(
             groups: viewer.groups.join(", "),
             tokens,
             new_token,
-            default_days: super::TOKEN_DEFAULT_DAYS.min(max_days.max(1)),
+            default_days: super::profile::TOKEN_DEFAULT_DAYS.min(max_days.max(1)),
             max_days: max_days.max(1),
         },
     );
@@ -341,12 +341,14 @@ mod tests {
 
     #[test]
     fn every_message_the_sign_in_code_shows_is_listed() {
-        let code = std::fs::read_to_string(root().join("src/http/auth/mod.rs")).unwrap();
-        for prefix in ["\"auth-msg-", "\"auth-fail-"] {
-            for (pos, _) in code.match_indices(prefix) {
-                let rest = &code[pos + 1..];
-                let key = &rest[..rest.find('"').unwrap()];
-                assert!(MESSAGE_KEYS.contains(&key), "{key} is not in MESSAGE_KEYS");
+        for file in ["middleware.rs", "sign_in.rs", "profile.rs"] {
+            let code = std::fs::read_to_string(root().join("src/http/auth").join(file)).unwrap();
+            for prefix in ["\"auth-msg-", "\"auth-fail-"] {
+                for (pos, _) in code.match_indices(prefix) {
+                    let rest = &code[pos + 1..];
+                    let key = &rest[..rest.find('"').unwrap()];
+                    assert!(MESSAGE_KEYS.contains(&key), "{key} is not in MESSAGE_KEYS");
+                }
             }
         }
     }

@@ -66,7 +66,7 @@ impl SelfService {
 
     async fn requests_for(&self, target: Option<&str>) -> Result<Vec<RequestFacts>, ServiceError> {
         let rows = self.template_requests(target).await?;
-        Ok(rows.iter().map(facts).collect())
+        Ok(rows.iter().map(|r| facts(&Parsed::of(r))).collect())
     }
 
     /// The stored template requests (of one folder, or all), oldest first.
@@ -83,20 +83,21 @@ impl SelfService {
     /// Every resource (of one folder, or all), with merged folders checked on the base branch.
     async fn derive_resources(&self, target: Option<&str>) -> Result<Vec<Resource>, ServiceError> {
         let rows = self.template_requests(target).await?;
-        self.derive_from(&rows, target).await
+        let parsed: Vec<Parsed<'_>> = rows.iter().map(Parsed::of).collect();
+        self.derive_from(&parsed, target).await
     }
 
     /// The resources `rows` (the template requests of `target`, or all) made.
     async fn derive_from(
         &self,
-        rows: &[RequestRecord],
+        rows: &[Parsed<'_>],
         target: Option<&str>,
     ) -> Result<Vec<Resource>, ServiceError> {
         let facts: Vec<RequestFacts> = rows.iter().map(facts).collect();
         let merged: BTreeSet<&str> = rows
             .iter()
-            .filter(|r| r.state == RequestState::Merged)
-            .map(|r| r.target.as_str())
+            .filter(|r| r.record.state == RequestState::Merged)
+            .map(|r| r.record.target.as_str())
             .collect();
         let on_base = self.on_base(&merged).await;
         let mut found = resource::resources(&facts, |t| {
@@ -112,10 +113,9 @@ impl SelfService {
         for r in &mut found {
             if matches!(r.state, ResourceState::Merged) {
                 // How to reach it, from the files of the request that made it what it is.
-                let files = rows
-                    .iter()
-                    .rev()
-                    .find(|q| q.target == r.target && q.state == RequestState::Merged);
+                let files = rows.iter().rev().find(|q| {
+                    q.record.target == r.target && q.record.state == RequestState::Merged
+                });
                 let cluster = r
                     .cluster
                     .as_deref()
@@ -123,7 +123,7 @@ impl SelfService {
                     .and_then(|i| i.kubernetes.as_ref().map(|k| (i.id.as_str(), k)));
                 r.access = files.map(|f| access_for(f, cluster));
                 // Its deployment: that of the latest merged request.
-                let row = files.and_then(|q| rows_by_request.get(&q.id));
+                let row = files.and_then(|q| rows_by_request.get(&q.record.id));
                 let deployment = deployments::deployment_view(followed, row);
                 r.state = deployments::shown_state(row);
                 if r.note.is_none() {
@@ -173,10 +173,27 @@ fn visible(principal: &Principal, r: &Resource) -> bool {
     access::may_view_request(principal.user_id, &principal.viewer, r.owner_user_id)
 }
 
+/// A stored request with its YAML files parsed once, for both its [`facts`] and, merged, its
+/// [`access_for`].
+struct Parsed<'a> {
+    record: &'a RequestRecord,
+    /// The record's [`yaml_documents`].
+    docs: Vec<Json>,
+}
+
+impl<'a> Parsed<'a> {
+    fn of(record: &'a RequestRecord) -> Self {
+        Parsed {
+            record,
+            docs: yaml_documents(record),
+        }
+    }
+}
+
 /// What the grouping needs of a stored request: the cluster from its values, the namespace
 /// and the expiry date from its rendered files.
-fn facts(r: &RequestRecord) -> RequestFacts {
-    let docs = yaml_documents(r);
+fn facts(parsed: &Parsed<'_>) -> RequestFacts {
+    let (r, docs) = (parsed.record, &parsed.docs);
     let namespace = docs.iter().find_map(|d| {
         if d["kind"] == "Namespace" {
             d["metadata"]["name"].as_str().map(str::to_owned)
@@ -219,8 +236,8 @@ fn yaml_documents(r: &RequestRecord) -> Vec<Json> {
 /// object the files hold (a namespace to work in, with a kubeconfig when the catalog records
 /// how to reach its `cluster`; a CloudNativePG cluster to connect to). No secret is ever part
 /// of it: the database password is read from the cluster by the owner.
-fn access_for(r: &RequestRecord, cluster: Option<(&str, &KubernetesAccess)>) -> Access {
-    let docs = yaml_documents(r);
+fn access_for(parsed: &Parsed<'_>, cluster: Option<(&str, &KubernetesAccess)>) -> Access {
+    let (r, docs) = (parsed.record, &parsed.docs);
     let readme = r
         .files
         .iter()
@@ -239,7 +256,7 @@ fn access_for(r: &RequestRecord, cluster: Option<(&str, &KubernetesAccess)>) -> 
                 .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
         })
         .sum();
-    for d in &docs {
+    for d in docs {
         let name = d["metadata"]["name"].as_str().unwrap_or_default();
         let kind = d["kind"].as_str().unwrap_or_default();
         let api = d["apiVersion"].as_str().unwrap_or_default();
@@ -287,10 +304,12 @@ impl SelfService {
         if principal.viewer.role == Role::Admin {
             return Ok(None);
         }
-        // One read of the requests for both the resources and the files that made them.
+        // One read and one parse of the requests for both the resources and the files that
+        // made them.
         let rows = self.template_requests(None).await?;
+        let parsed: Vec<Parsed<'_>> = rows.iter().map(Parsed::of).collect();
         let mine: Vec<Resource> = self
-            .derive_from(&rows, None)
+            .derive_from(&parsed, None)
             .await?
             .into_iter()
             .filter(|r| {
@@ -309,10 +328,10 @@ impl SelfService {
             let Some(namespace) = &r.namespace else {
                 continue;
             };
-            let creates = rows.iter().any(|q| {
-                q.target == r.target
-                    && q.state == RequestState::Merged
-                    && yaml_documents(q).iter().any(|d| {
+            let creates = parsed.iter().any(|q| {
+                q.record.target == r.target
+                    && q.record.state == RequestState::Merged
+                    && q.docs.iter().any(|d| {
                         d["kind"] == "Namespace" && d["metadata"]["name"] == namespace.as_str()
                     })
             });

@@ -1,0 +1,206 @@
+//! Who is signed in, and their API tokens: `/api/v1/me`, the `/profile` page, and making and
+//! revoking tokens.
+
+use axum::{
+    Form, Json,
+    extract::{Path as UrlPath, State},
+    http::StatusCode,
+    response::{IntoResponse, Redirect, Response},
+};
+use chrono::Utc;
+use mirante_domain::Role;
+use serde::{Deserialize, Serialize};
+
+use super::{
+    Principal,
+    pages::{self, PageLang},
+    session::{random_hex, token_hash},
+    sign_in::{CsrfForm, bad_csrf, token_matches},
+};
+use crate::{
+    adapters::db::{Db, NewAuditEntry},
+    http::state::AppState,
+};
+
+/// The signed-in user as `GET /api/v1/me` returns them.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Me {
+    /// Login name.
+    pub username: String,
+    /// Display name.
+    pub name: String,
+    /// E-mail.
+    pub email: Option<String>,
+    /// Provider groups.
+    pub groups: Vec<String>,
+    /// `researcher` or `admin`.
+    #[schema(value_type = String, example = "researcher")]
+    pub role: Role,
+}
+
+/// Who the session or API token belongs to, with their role.
+#[utoipa::path(
+    get,
+    path = "/api/v1/me",
+    tag = "auth",
+    responses(
+        (status = 200, description = "The signed-in user", body = Me),
+        (status = 401, description = "No session and no valid API token", body = crate::http::error::ErrorBody),
+    )
+)]
+pub async fn me(principal: axum::Extension<Principal>) -> Json<Me> {
+    let v = &principal.viewer;
+    Json(Me {
+        username: v.username.clone(),
+        name: v.name.clone(),
+        email: v.email.clone(),
+        groups: v.groups.clone(),
+        role: v.role,
+    })
+}
+
+/// `GET /profile`: who you are and your API tokens.
+pub(super) async fn profile(
+    State(state): State<AppState>,
+    lang: PageLang,
+    principal: axum::Extension<Principal>,
+) -> Response {
+    render_profile(&state, lang, &principal, None).await
+}
+
+async fn render_profile(
+    state: &AppState,
+    lang: PageLang,
+    principal: &Principal,
+    new_token: Option<(&str, &str)>,
+) -> Response {
+    match state.db.list_api_tokens(principal.user_id).await {
+        Ok(tokens) => pages::profile(
+            lang,
+            &principal.viewer,
+            &tokens,
+            new_token,
+            state.config.token_max_days,
+        ),
+        Err(e) => crate::http::ApiError::from(e).into_response(),
+    }
+}
+
+#[derive(Deserialize)]
+pub(super) struct NewTokenForm {
+    csrf_token: Option<String>,
+    name: Option<String>,
+    /// Days until it expires; unset or unreadable: [`TOKEN_DEFAULT_DAYS`].
+    days: Option<String>,
+}
+
+/// Days a token works for unless its owner picks otherwise.
+pub(crate) const TOKEN_DEFAULT_DAYS: u32 = 90;
+
+/// The days a new token works for: what the owner asked, within 1 and the configured maximum.
+fn token_days(asked: Option<&str>, max_days: u32) -> u32 {
+    asked
+        .and_then(|d| d.trim().parse::<u32>().ok())
+        .unwrap_or(TOKEN_DEFAULT_DAYS)
+        .clamp(1, max_days.max(1))
+}
+
+/// `POST /profile/tokens`: makes a token and shows it, once.
+pub(super) async fn create_token(
+    State(state): State<AppState>,
+    lang: PageLang,
+    principal: axum::Extension<Principal>,
+    Form(form): Form<NewTokenForm>,
+) -> Response {
+    if principal.via_token || !token_matches(&principal.viewer, form.csrf_token.as_deref()) {
+        return bad_csrf(lang);
+    }
+    let name = form
+        .name
+        .as_deref()
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .unwrap_or("token")
+        .chars()
+        .take(100)
+        .collect::<String>();
+    let token = format!("mrt_{}", random_hex(32));
+    let now = Utc::now();
+    let days = token_days(form.days.as_deref(), state.config.token_max_days);
+    let expires_at = now + chrono::Duration::days(i64::from(days));
+    let id = match state
+        .db
+        .create_api_token(
+            principal.user_id,
+            &name,
+            &token_hash(&token),
+            now,
+            expires_at,
+        )
+        .await
+    {
+        Ok(id) => id,
+        Err(e) => return crate::http::ApiError::from(e).into_response(),
+    };
+    audit_token(
+        &state.db,
+        &principal.viewer.username,
+        "auth.token_created",
+        id,
+        &name,
+    )
+    .await;
+    render_profile(&state, lang, &principal, Some((&name, &token))).await
+}
+
+/// `POST /profile/tokens/{id}/revoke`.
+pub(super) async fn revoke_token(
+    State(state): State<AppState>,
+    lang: PageLang,
+    principal: axum::Extension<Principal>,
+    UrlPath(id): UrlPath<i64>,
+    Form(form): Form<CsrfForm>,
+) -> Response {
+    if principal.via_token || !token_matches(&principal.viewer, form.csrf_token.as_deref()) {
+        return bad_csrf(lang);
+    }
+    match state
+        .db
+        .revoke_api_token(principal.user_id, id, Utc::now())
+        .await
+    {
+        Ok(Some(name)) => {
+            state.auth.tokens.clear();
+            audit_token(
+                &state.db,
+                &principal.viewer.username,
+                "auth.token_revoked",
+                id,
+                &name,
+            )
+            .await;
+            Redirect::to("/profile").into_response()
+        }
+        Ok(None) => pages::message(
+            StatusCode::NOT_FOUND,
+            lang,
+            "auth-msg-no-such-token",
+            None,
+            "/profile",
+        ),
+        Err(e) => crate::http::ApiError::from(e).into_response(),
+    }
+}
+
+async fn audit_token(db: &Db, actor: &str, action: &str, id: i64, name: &str) {
+    let entry = NewAuditEntry {
+        at: Utc::now(),
+        actor,
+        action,
+        target: &format!("api_token:{id}"),
+        detail: serde_json::json!({ "name": name }),
+    };
+    if let Err(e) = db.append_audit(&entry).await {
+        tracing::error!(error = %e, action, "cannot write the audit log");
+    }
+}
