@@ -18,6 +18,8 @@ macro_rules! on_db {
 }
 
 pub mod deployments;
+pub mod jobs;
+pub mod local_pulls;
 pub mod replicas;
 pub mod requests;
 

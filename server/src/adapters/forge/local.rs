@@ -26,7 +26,7 @@ use super::{
     PullRequest, PullRequestSpec, PullRequestState,
 };
 use crate::adapters::db::Db;
-use crate::adapters::db::requests::LocalPullRequest;
+use crate::adapters::db::local_pulls::LocalPullRequest;
 use crate::adapters::git;
 use crate::adapters::git::GitResult;
 
