@@ -2,10 +2,11 @@
 //! real binary: the backup is taken while `mirante serve` runs on the database, the restore is
 //! refused while it runs and done once it has stopped.
 
+mod support;
+
 use std::{
     path::Path,
     process::{Child, Command, Output, Stdio},
-    time::{Duration, Instant},
 };
 
 use chrono::Utc;
@@ -46,11 +47,7 @@ fn text(bytes: &[u8]) -> String {
 
 /// Starts `mirante serve` and waits until `/readyz` answers 200.
 async fn serve(data: &Path, database_url: &str) -> Child {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = support::free_port();
     let mut child = mirante(data, database_url)
         .arg("serve")
         .env("MIRANTE_BIND", format!("127.0.0.1:{port}"))
@@ -58,23 +55,8 @@ async fn serve(data: &Path, database_url: &str) -> Child {
         .stderr(Stdio::inherit())
         .spawn()
         .expect("cannot start the mirante binary");
-    let url = format!("http://127.0.0.1:{port}/readyz");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Ok(r) = reqwest::get(&url).await
-            && r.status() == 200
-        {
-            return child;
-        }
-        if let Some(status) = child.try_wait().unwrap() {
-            panic!("mirante serve stopped: {status}");
-        }
-        assert!(
-            Instant::now() < deadline,
-            "mirante serve never became ready"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    support::wait_ready(&mut child, &format!("http://127.0.0.1:{port}")).await;
+    child
 }
 
 async fn open(database_url: &str) -> Db {

@@ -2,6 +2,8 @@
 //! it is not ready (so a load balancer stops sending it requests) while it still serves the
 //! requests that come, for `MIRANTE_SHUTDOWN_DELAY_SECS`; then it closes and exits cleanly.
 
+mod support;
+
 use std::{
     path::Path,
     process::{Child, Command, Stdio},
@@ -15,11 +17,7 @@ const DELAY: Duration = Duration::from_secs(3);
 /// Starts `mirante serve` on SQLite in `data` and waits until `/readyz` answers 200; answers
 /// the process and its address.
 async fn serve(data: &Path) -> (Child, String) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = support::free_port();
     let mut child = Command::new(env!("CARGO_BIN_EXE_mirante"))
         .arg("serve")
         .current_dir(data)
@@ -34,22 +32,8 @@ async fn serve(data: &Path) -> (Child, String) {
         .spawn()
         .expect("cannot start the mirante binary");
     let address = format!("http://127.0.0.1:{port}");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Ok(r) = reqwest::get(format!("{address}/readyz")).await
-            && r.status() == 200
-        {
-            return (child, address);
-        }
-        if let Some(status) = child.try_wait().unwrap() {
-            panic!("mirante serve stopped: {status}");
-        }
-        assert!(
-            Instant::now() < deadline,
-            "mirante serve never became ready"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    support::wait_ready(&mut child, &address).await;
+    (child, address)
 }
 
 fn terminate(child: &Child) {

@@ -183,6 +183,28 @@ impl<M: Model> Fake<M> {
         });
     }
 
+    /// Puts the small `scratch-space` template (one namespace) in the monorepo's templates
+    /// folder on `main`, for tests that need a request to propose.
+    pub fn with_scratch_template(&self) {
+        use crate::requests::{SCRATCH_NAMESPACE, SCRATCH_TEMPLATE};
+        self.with_repo(|repo| {
+            repo.push_branch(
+                "main",
+                "main",
+                &[
+                    (
+                        "self-service/templates/scratch-space/template.yaml",
+                        SCRATCH_TEMPLATE,
+                    ),
+                    (
+                        "self-service/templates/scratch-space/skeleton/namespace.yaml",
+                        SCRATCH_NAMESPACE,
+                    ),
+                ],
+            )
+        });
+    }
+
     /// How many calls of `op` the fake received.
     pub fn calls(&self, op: &str) -> usize {
         self.shared

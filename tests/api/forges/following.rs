@@ -8,10 +8,7 @@ use secrecy::SecretString;
 use serde_json::json;
 
 use super::fake::{Fake, Model};
-use crate::{
-    argocd::resource_until,
-    requests::{SCRATCH_NAMESPACE, SCRATCH_TEMPLATE, wait_for_state},
-};
+use crate::{argocd::resource_until, requests::wait_for_state};
 use mirante_tests::argocd::{AppStatus, FakeArgo, TOKEN, application};
 
 const TARGET: &str = "scratch/tmp1";
@@ -34,22 +31,7 @@ pub async fn a_request_merged_on_the_forge_is_live_at_a_later_revision_that_cont
 >() {
     let argocd = FakeArgo::up().await;
     let fake = Fake::<M>::start().await;
-    fake.with_repo(|repo| {
-        repo.push_branch(
-            "main",
-            "main",
-            &[
-                (
-                    "self-service/templates/scratch-space/template.yaml",
-                    SCRATCH_TEMPLATE,
-                ),
-                (
-                    "self-service/templates/scratch-space/skeleton/namespace.yaml",
-                    SCRATCH_NAMESPACE,
-                ),
-            ],
-        )
-    });
+    fake.with_scratch_template();
     let app = fake.portal(follow(&argocd.base)).await;
     let rui = app.dev_browser("rui").await;
     let input = json!({"template": "scratch-space", "values": {"name": "tmp1"}});

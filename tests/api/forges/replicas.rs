@@ -7,29 +7,11 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::fake::{Fake, Model};
-use crate::{
-    helpers::Backend,
-    requests::{SCRATCH_NAMESPACE, SCRATCH_TEMPLATE, wait_for_state},
-};
+use crate::{helpers::Backend, requests::wait_for_state};
 
 pub async fn a_proposal_slower_than_the_lease_is_worked_by_one_replica_only<M: Model>() {
     let fake = Fake::<M>::start().await;
-    fake.with_repo(|repo| {
-        repo.push_branch(
-            "main",
-            "main",
-            &[
-                (
-                    "self-service/templates/scratch-space/template.yaml",
-                    SCRATCH_TEMPLATE,
-                ),
-                (
-                    "self-service/templates/scratch-space/skeleton/namespace.yaml",
-                    SCRATCH_NAMESPACE,
-                ),
-            ],
-        )
-    });
+    fake.with_scratch_template();
     let first = fake
         .portal_on(Backend::Postgres, |config| {
             config.worker_lease_secs = 1;
@@ -75,22 +57,7 @@ pub async fn a_proposal_slower_than_the_lease_is_worked_by_one_replica_only<M: M
 
 pub async fn replicas_share_the_open_pull_requests_and_read_each_once_per_interval<M: Model>() {
     let fake = Fake::<M>::start().await;
-    fake.with_repo(|repo| {
-        repo.push_branch(
-            "main",
-            "main",
-            &[
-                (
-                    "self-service/templates/scratch-space/template.yaml",
-                    SCRATCH_TEMPLATE,
-                ),
-                (
-                    "self-service/templates/scratch-space/skeleton/namespace.yaml",
-                    SCRATCH_NAMESPACE,
-                ),
-            ],
-        )
-    });
+    fake.with_scratch_template();
     // An hour between two reads of one pull request; the background pollers' first round
     // finds nothing open yet.
     let first = fake
