@@ -275,6 +275,10 @@ impl Application {
             Arc::clone(&self.state.catalog),
             Arc::clone(&self.state.probes),
             Duration::from_secs(self.state.config.probe_interval_secs),
+            Some(probes::Shared {
+                db: self.state.db.clone(),
+                replica: self.state.config.worker_id(),
+            }),
             background.clone(),
         );
         tracing::info!(

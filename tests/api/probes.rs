@@ -169,3 +169,80 @@ on_both_databases! {
         assert_eq!(app.get("/api/v1/probes?item=vault").await.status().as_u16(), 400);
     }
 }
+
+/// A server answering 200 at `/health` that counts the calls.
+async fn counting() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    };
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&calls);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let router = axum::Router::new().route(
+        "/health",
+        axum::routing::get(move || {
+            counted.fetch_add(1, Ordering::SeqCst);
+            async { "ok" }
+        }),
+    );
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    (format!("http://{addr}/health"), calls)
+}
+
+#[tokio::test]
+async fn two_replicas_run_each_round_of_live_checks_once_and_serve_the_same_results() {
+    let (up, calls) = counting().await;
+    let (_, down) = up_and_down().await;
+    let catalog = catalog_probing(&up, &down);
+    let dir = catalog.path().to_owned();
+    let first = spawn_configured(Backend::Postgres, CatalogSetup::Small, move |config, _| {
+        config.catalog = Some(dir);
+        config.probe_interval_secs = 2;
+        config.probe_timeout_secs = 1;
+        config.probe_allow = "127.0.0.1".into();
+        config.worker_id = Some("replica-a".into());
+    })
+    .await;
+    let second = first
+        .replica(|config, _| config.worker_id = Some("replica-b".into()))
+        .await;
+    let started = std::time::Instant::now();
+
+    probes_after_first_run(&first).await;
+    let times = |body: &Value| -> Vec<Value> {
+        body["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["checked_at"].clone())
+            .collect()
+    };
+    // The second serves the very results the first's run found (a run of its own would have
+    // its own times), at the latest one round later.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let (a, b) = loop {
+        let a = first.get_json("/api/v1/probes", 200).await;
+        let b = second.get_json("/api/v1/probes", 200).await;
+        if !a["checks"].as_array().unwrap().is_empty() && times(&a) == times(&b) {
+            break (a, b);
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never the same results: {a} {b}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let rounds = started.elapsed().as_secs() / 2 + 1;
+    let calls = calls.load(std::sync::atomic::Ordering::SeqCst) as u64;
+
+    assert_eq!(a["checks"].as_array().unwrap().len(), 2, "{a}");
+    assert_eq!(a["checks"], b["checks"]);
+    assert!(
+        calls <= rounds + 1,
+        "{calls} probes of one URL in {rounds} rounds: the replicas probed it each"
+    );
+    assert!(calls >= 2, "the checks went on: {calls}");
+}

@@ -35,7 +35,7 @@ use guard::{GuardedResolver, ProbeAllow};
 pub(crate) const MAX_REDIRECTS: usize = 5;
 
 /// What kind of evidence a check reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CheckKind {
     /// An HTTP probe: the URL must answer with the expected status.
@@ -45,7 +45,7 @@ pub enum CheckKind {
 }
 
 /// The last result of one check.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, ToSchema)]
 pub struct CheckResult {
     /// The item whose evidence it is.
     pub item: String,
@@ -129,8 +129,13 @@ impl ProbeBoard {
 
     /// Replaces the results with those of a run.
     pub fn store(&self, results: Vec<CheckResult>) {
+        self.store_run(results, Utc::now());
+    }
+
+    /// Replaces the results with those of a run that finished `at` (on another replica).
+    pub fn store_run(&self, results: Vec<CheckResult>, at: DateTime<Utc>) {
         self.results.store(Arc::new(results));
-        self.last_run.store(Arc::new(Some(Utc::now())));
+        self.last_run.store(Arc::new(Some(at)));
     }
 }
 
@@ -486,12 +491,75 @@ fn elapsed_ms(started: Instant) -> u64 {
     u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
-/// Runs the checks every `interval` (the first run at once) until `stop` is cancelled.
+/// The lease and the shared results of the live checks among the replicas.
+const PROBES: &str = "probes";
+
+/// Where the checks run: one replica a round for all of them, the others read its results.
+#[derive(Debug, Clone)]
+pub(crate) struct Shared {
+    /// The replicas' database.
+    pub db: crate::adapters::db::Db,
+    /// This replica (`Config::worker_id`).
+    pub replica: String,
+}
+
+impl Shared {
+    /// Whether this replica runs this round's checks: it holds, or takes, the lease until
+    /// just before the next round, so the holder keeps it while it runs and another replica
+    /// takes over one round after it stops. A database that cannot be read leaves the checks
+    /// to each replica, as before there were several.
+    async fn runs_this_round(&self, interval: Duration) -> bool {
+        let now = Utc::now().timestamp_millis();
+        let span = i64::try_from(interval.as_millis()).unwrap_or(i64::MAX / 4);
+        // Held until a little before the holder's next tick, so it renews in time.
+        let until = now + span.saturating_sub(span / 10).max(1);
+        match self.db.claim_lease(PROBES, &self.replica, now, until).await {
+            Ok(held) => held,
+            Err(error) => {
+                tracing::warn!(%error, "cannot share the live checks with the other replicas; running them here");
+                true
+            }
+        }
+    }
+
+    async fn publish(&self, results: &[CheckResult]) {
+        let value = serde_json::to_value(results).unwrap_or_default();
+        if let Err(error) = self
+            .db
+            .put_shared(PROBES, &value, &self.replica, Utc::now())
+            .await
+        {
+            tracing::warn!(%error, "cannot share the live checks' results with the other replicas");
+        }
+    }
+
+    /// The results the replica holding the lease last wrote.
+    async fn read(&self) -> Option<(Vec<CheckResult>, DateTime<Utc>)> {
+        match self.db.shared(PROBES).await {
+            Ok(Some((value, at))) => match serde_json::from_value(value) {
+                Ok(results) => Some((results, at)),
+                Err(error) => {
+                    tracing::warn!(%error, "the shared live checks' results do not read");
+                    None
+                }
+            },
+            Ok(None) => None,
+            Err(error) => {
+                tracing::warn!(%error, "cannot read the live checks' results another replica wrote");
+                None
+            }
+        }
+    }
+}
+
+/// Runs the checks every `interval` (the first run at once) until `stop` is cancelled. With
+/// `shared`, one replica a round runs them and writes the results, which the others read.
 pub(crate) fn spawn(
     checker: Checker,
     catalog: Arc<CatalogStore>,
     board: Arc<ProbeBoard>,
     interval: Duration,
+    shared: Option<Shared>,
     stop: CancellationToken,
 ) {
     if interval.is_zero() {
@@ -505,6 +573,14 @@ pub(crate) fn spawn(
             tokio::select! {
                 () = stop.cancelled() => break,
                 _ = every.tick() => {
+                    if let Some(shared) = &shared
+                        && !shared.runs_this_round(interval).await
+                    {
+                        if let Some((results, at)) = shared.read().await {
+                            board.store_run(results, at);
+                        }
+                        continue;
+                    }
                     let snapshot = catalog.snapshot();
                     let results = tokio::select! {
                         () = stop.cancelled() => break,
@@ -512,6 +588,9 @@ pub(crate) fn spawn(
                     };
                     let failing = results.iter().filter(|r| !r.ok).count();
                     tracing::info!(checks = results.len(), failing, "live checks ran");
+                    if let Some(shared) = &shared {
+                        shared.publish(&results).await;
+                    }
                     board.store(results);
                 }
             }

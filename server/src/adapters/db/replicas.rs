@@ -1,10 +1,14 @@
-//! The replicas of the portal and the signals they follow (`replica`, `replica_signal`).
+//! The replicas of the portal, the signals they follow and the work one does for all
+//! (`replica`, `replica_signal`, `replica_lease`, `replica_shared`).
 //!
 //! Each replica writes what it serves (its catalog's hash and revision) every few seconds; a
 //! reload someone asks one replica for raises a generation the others watch, so every replica
-//! reloads. Both are plain rows, on SQLite too, where there is one replica.
+//! reloads. Work that must run once for all (the live checks) is done by the holder of a
+//! lease, which writes what it found for the others to read. All are plain rows, on SQLite
+//! too, where there is one replica.
 
 use chrono::{DateTime, Utc};
+use sqlx::types::Json;
 
 use crate::adapters::db::{Db, DbError};
 
@@ -93,5 +97,71 @@ impl Db {
                 .await?
         });
         Ok(generation.unwrap_or(0))
+    }
+
+    /// Takes or renews the lease `name` for `owner` until `until_ms`: answers whether
+    /// `owner` holds it now (it was free, run out at `now_ms`, or already `owner`'s).
+    pub async fn claim_lease(
+        &self,
+        name: &str,
+        owner: &str,
+        now_ms: i64,
+        until_ms: i64,
+    ) -> Result<bool, DbError> {
+        // language=sql
+        let sql = "insert into replica_lease (name, owner, until_ms) values ($1, $2, $3)
+                   on conflict (name) do update set owner = excluded.owner,
+                                                     until_ms = excluded.until_ms
+                   where replica_lease.until_ms <= $4 or replica_lease.owner = $2";
+        let n = on_db!(self, |pool| {
+            sqlx::query(sql)
+                .bind(name)
+                .bind(owner)
+                .bind(until_ms)
+                .bind(now_ms)
+                .execute(pool)
+                .await?
+                .rows_affected()
+        });
+        Ok(n == 1)
+    }
+
+    /// Writes what the work `name` found, for every replica to read.
+    pub async fn put_shared(
+        &self,
+        name: &str,
+        value: &serde_json::Value,
+        by: &str,
+        at: DateTime<Utc>,
+    ) -> Result<(), DbError> {
+        // language=sql
+        let sql = "insert into replica_shared (name, value, written_by, written_at)
+                   values ($1, $2, $3, $4)
+                   on conflict (name) do update set value = excluded.value,
+                     written_by = excluded.written_by, written_at = excluded.written_at";
+        on_db!(self, |pool| {
+            sqlx::query(sql)
+                .bind(name)
+                .bind(Json(value))
+                .bind(by)
+                .bind(at)
+                .execute(pool)
+                .await?
+                .rows_affected()
+        });
+        Ok(())
+    }
+
+    /// What the work `name` found last, and when; `None` before it first ran.
+    pub async fn shared(
+        &self,
+        name: &str,
+    ) -> Result<Option<(serde_json::Value, DateTime<Utc>)>, DbError> {
+        // language=sql
+        let sql = "select value, written_at from replica_shared where name = $1";
+        let row: Option<(Json<serde_json::Value>, DateTime<Utc>)> = on_db!(self, |pool| {
+            sqlx::query_as(sql).bind(name).fetch_optional(pool).await?
+        });
+        Ok(row.map(|(Json(value), at)| (value, at)))
     }
 }
