@@ -12,6 +12,9 @@
 //! | `mirante_forge_rate_limit_remaining` | `forge` | what the forge's last answer said is left of its rate limit (`X-RateLimit-Remaining`, `RateLimit-Remaining`) |
 //! | `mirante_catalog_reloads_total` | `outcome` | reloads: `updated`, `unchanged`, `refused` |
 //! | `mirante_catalog_info` | `hash`, `revision` | 1 for the catalog this replica serves |
+//! | `mirante_db_connections` | `state` | the pool's connections: `in_use`, `idle`, `max` |
+//! | `mirante_worker_oldest_job_age_seconds` | | how long the oldest unfinished proposing job has waited (0: none) |
+//! | `mirante_probe_checks` | `result` | the live checks' last results this replica serves: `ok`, `failing` |
 //! | `mirante_catalog_items` | | items in it |
 //! | `mirante_catalog_loaded_timestamp_seconds` | | when this replica loaded it |
 //!
@@ -160,11 +163,19 @@ impl MetricsListener {
     }
 
     /// Serves `GET /metrics` until `stop` is cancelled.
-    pub(crate) fn spawn(self, catalog: std::sync::Arc<CatalogStore>, stop: CancellationToken) {
+    pub(crate) fn spawn(
+        self,
+        catalog: std::sync::Arc<CatalogStore>,
+        db: crate::adapters::db::Db,
+        probes: std::sync::Arc<crate::app::probes::ProbeBoard>,
+        stop: CancellationToken,
+    ) {
         let router = Router::new()
             .route("/metrics", get(scrape))
             .with_state(Scrape {
                 catalog,
+                db,
+                probes,
                 shown: std::sync::Arc::new(Mutex::new(None)),
             });
         tracing::info!(metrics.addr = %self.addr, "metrics listening");
@@ -182,6 +193,8 @@ impl MetricsListener {
 #[derive(Clone)]
 struct Scrape {
     catalog: std::sync::Arc<CatalogStore>,
+    db: crate::adapters::db::Db,
+    probes: std::sync::Arc<crate::app::probes::ProbeBoard>,
     /// The catalog labels last shown, set to 0 when another catalog takes over.
     shown: std::sync::Arc<Mutex<Option<(String, String)>>>,
 }
@@ -203,6 +216,25 @@ async fn scrape(State(scrape): State<Scrape>) -> impl IntoResponse {
     metrics::gauge!("mirante_catalog_items").set(current.snapshot.catalog().items.len() as f64);
     metrics::gauge!("mirante_catalog_loaded_timestamp_seconds")
         .set(current.loaded_at.timestamp() as f64);
+    let pool = scrape.db.pool_use();
+    let in_use = (pool.open as usize).saturating_sub(pool.idle);
+    metrics::gauge!("mirante_db_connections", "state" => "in_use").set(in_use as f64);
+    metrics::gauge!("mirante_db_connections", "state" => "idle").set(pool.idle as f64);
+    metrics::gauge!("mirante_db_connections", "state" => "max").set(f64::from(pool.max));
+    // An unreadable database shows as no sample rather than a wrong one.
+    match scrape.db.oldest_open_job().await {
+        Ok(oldest) => {
+            let age = oldest.map_or(0.0, |at| {
+                (chrono::Utc::now() - at).num_milliseconds().max(0) as f64 / 1000.0
+            });
+            metrics::gauge!("mirante_worker_oldest_job_age_seconds").set(age);
+        }
+        Err(error) => tracing::warn!(%error, "metrics: cannot read the outbox"),
+    }
+    let results = scrape.probes.results();
+    let failing = results.iter().filter(|r| !r.ok).count();
+    metrics::gauge!("mirante_probe_checks", "result" => "ok").set((results.len() - failing) as f64);
+    metrics::gauge!("mirante_probe_checks", "result" => "failing").set(failing as f64);
     let handle = handle();
     handle.run_upkeep();
     (

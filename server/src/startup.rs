@@ -268,7 +268,12 @@ impl Application {
             follower.spawn(background.clone());
         }
         if let Some(listener) = self.metrics {
-            listener.spawn(Arc::clone(&self.state.catalog), background.clone());
+            listener.spawn(
+                Arc::clone(&self.state.catalog),
+                self.state.db.clone(),
+                Arc::clone(&self.state.probes),
+                background.clone(),
+            );
         }
         probes::spawn(
             self.checker.clone(),

@@ -225,3 +225,70 @@ async fn worker_jobs_are_counted_by_outcome() {
         "{after}"
     );
 }
+
+#[tokio::test]
+async fn the_pool_the_oldest_waiting_job_and_the_live_checks_are_shown() {
+    // A forge nothing answers at: the proposing job stays queued, retried.
+    let app = spawn_configured(Backend::Sqlite, CatalogSetup::Small, |config, _| {
+        config.metrics_bind = Some("127.0.0.1:0".parse().unwrap());
+        config.forge = mirante::adapters::forge::ForgeKind::Github;
+        config.monorepo = Some("infra/devops".into());
+        let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        config.forge_url = Some(format!("http://{}", dead.local_addr().unwrap()));
+        config.forge_token = Some(secrecy::SecretString::from("token".to_owned()));
+    })
+    .await;
+    let metrics = app.metrics_address.clone().unwrap();
+    let user_id = app
+        .db
+        .upsert_user(&mirante::adapters::db::NewUser {
+            issuer: "test",
+            subject: "test-admin",
+            username: "test-admin",
+            name: "test-admin",
+            email: None,
+            groups: &["portal-admins".to_owned()],
+            at: Utc::now(),
+        })
+        .await
+        .unwrap();
+    app.db
+        .insert_request(&NewRequest {
+            template: "catalog-edit",
+            template_title: "Catalog edit",
+            values: &json!({}),
+            files: &[FileChange {
+                path: "notes/waiting/a.yaml".into(),
+                content: "a: 1\n".into(),
+            }],
+            target: "notes/waiting",
+            slug: "catalog-edit",
+            author: &Author {
+                user_id,
+                username: "test-admin".into(),
+                name: "test-admin".into(),
+                email: None,
+            },
+            needs_approval: false,
+            // Queued an hour ago.
+            at: Utc::now() - chrono::Duration::hours(1),
+            idempotency: None,
+        })
+        .await
+        .unwrap();
+
+    let text = scrape(&metrics).await;
+
+    let age = sample(&text, "mirante_worker_oldest_job_age_seconds", &[]);
+    assert!((3600.0..3700.0).contains(&age), "{age}: {text}");
+    let max = sample(&text, "mirante_db_connections", &[("state", "max")]);
+    assert!(max >= 1.0, "{text}");
+    assert!(
+        text.contains("mirante_db_connections{state=\"in_use\"}"),
+        "{text}"
+    );
+    assert!(
+        text.contains("mirante_probe_checks{result=\"failing\"}"),
+        "{text}"
+    );
+}

@@ -210,4 +210,15 @@ impl Db {
                 .await?
         }))
     }
+
+    /// When the oldest unfinished job was queued; `None` when none is waiting.
+    pub async fn oldest_open_job(&self) -> Result<Option<DateTime<Utc>>, DbError> {
+        // language=sql
+        let sql = "select min(created_at) from request_job where done_at is null";
+        Ok(on_db!(self, |pool| {
+            sqlx::query_scalar::<_, Option<DateTime<Utc>>>(sql)
+                .fetch_one(pool)
+                .await?
+        }))
+    }
 }

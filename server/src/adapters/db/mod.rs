@@ -82,6 +82,28 @@ pub enum DbError {
     Json(#[from] serde_json::Error),
 }
 
+/// The connection pool's use now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolUse {
+    /// Connections open.
+    pub open: u32,
+    /// Open and idle.
+    pub idle: usize,
+    /// The most it opens.
+    pub max: u32,
+}
+
+impl Db {
+    /// How many connections the pool holds and how many are idle.
+    pub fn pool_use(&self) -> PoolUse {
+        on_db!(self, |pool| PoolUse {
+            open: pool.size(),
+            idle: pool.num_idle(),
+            max: pool.options().get_max_connections(),
+        })
+    }
+}
+
 /// What a caller is told when the database cannot be reached.
 pub const DATABASE_UNAVAILABLE: &str =
     "the portal's database cannot be reached at the moment; try again shortly";
