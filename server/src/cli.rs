@@ -196,7 +196,8 @@ fn serve() -> ExitCode {
     let Some(config) = load_config() else {
         return ExitCode::FAILURE;
     };
-    telemetry::init(config.log_format);
+    // Dropped last, after the runtime: the spans still batched are sent then.
+    let _telemetry = telemetry::init(config.log_format);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -553,7 +553,7 @@ fn init_logging() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         if std::env::var_os("TEST_LOG").is_some() {
-            mirante::telemetry::init(mirante::config::LogFormat::Text);
+            let _logs = mirante::telemetry::init(mirante::config::LogFormat::Text);
         }
     });
 }

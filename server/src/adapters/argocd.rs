@@ -188,6 +188,7 @@ impl ArgoClient {
         Ok(list.items.unwrap_or_default())
     }
 
+    #[tracing::instrument(name = "argocd.call", skip(self, one), fields(path = %segments.join("/")))]
     async fn get(&self, segments: &[&str], one: bool) -> Result<Answer<Vec<u8>>, ArgoError> {
         let mut url = self.argocd.url.clone();
         url.path_segments_mut()

@@ -181,6 +181,11 @@ impl Api {
 
     /// Sends one call and returns the answer whatever its status; only a failure to get an
     /// answer (timeout, refused connection, broken transfer) is an error here.
+    #[tracing::instrument(
+        name = "forge.call",
+        skip_all,
+        fields(forge = %self.kind, http.method = %method, http.path = %url.path())
+    )]
     pub(super) async fn send<B: Serialize + ?Sized>(
         &self,
         method: Method,
@@ -238,6 +243,11 @@ impl Api {
 
     /// `GET` of raw bytes (a file's content, not JSON), `None` on 404. At most `max` bytes are
     /// read: a longer answer is [`ForgeError::TooLarge`], `what` saying what was being read.
+    #[tracing::instrument(
+        name = "forge.call",
+        skip_all,
+        fields(forge = %self.kind, http.method = "GET", http.path = %url.path())
+    )]
     pub(super) async fn get_raw(
         &self,
         url: Url,

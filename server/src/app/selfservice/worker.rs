@@ -264,6 +264,11 @@ impl Worker {
         Ok(done)
     }
 
+    #[tracing::instrument(
+        name = "worker.propose",
+        skip_all,
+        fields(request.id = job.request_id, job.attempts = job.attempts)
+    )]
     async fn work(&self, job: Job) {
         let request_id = job.request_id;
         tracing::info!(
@@ -620,6 +625,7 @@ impl Worker {
     /// replicas share them and each is read once per interval in all, and newer requests
     /// wait behind no fixed page of older ones. A forge that is unavailable (down, or asking
     /// to wait: its rate limit) ends the round; the requests not yet claimed keep their turn.
+    #[tracing::instrument(name = "worker.poll", skip(self))]
     async fn poll_due(
         &self,
         budget: i64,
