@@ -132,6 +132,15 @@ async fn while_the_database_is_away_a_signed_in_person_is_told_the_portal_is_deg
         .unwrap();
     let token_status = with_token.status().as_u16();
     let token_body: serde_json::Value = with_token.json().await.unwrap();
+    // A public route needs nobody's identity: it is served, cookie or not (the stylesheet of
+    // the degraded page is such a route).
+    let public = rui
+        .get(format!("{}/healthz", app.address))
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16();
     proxy.mend();
     let after = app.get_json_as(&rui, "/api/v1/requests", 200).await;
 
@@ -149,6 +158,7 @@ async fn while_the_database_is_away_a_signed_in_person_is_told_the_portal_is_deg
         token_body["error"].as_str().unwrap().contains("database"),
         "{token_body}"
     );
+    assert_eq!(public, 200);
     assert_eq!(
         after, before,
         "the same session goes on once the database is back"

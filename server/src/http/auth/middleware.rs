@@ -192,6 +192,11 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
             // The session store (the database) cannot be read: who this is is unknown, which
             // is not the same as nobody. Say the portal is degraded rather than ask a
             // signed-in person to sign in again.
+            // A public route (the stylesheet and bundle, the probes) needs nobody's identity:
+            // it is served as to anyone, so the degraded page itself keeps its style.
+            Err(e) if access == Access::Public => {
+                tracing::debug!(error = %e, "cannot read the session for a public route");
+            }
             Err(e) => {
                 tracing::warn!(error = %e, "cannot read the session; the database may be down");
                 return degraded(api, &req);
