@@ -20,10 +20,11 @@ use tokio::{
 use crate::helpers::*;
 
 /// A TCP proxy to PostgreSQL that the test can cut (every connection closed, new ones closed
-/// at once) and mend.
+/// at once, or held open with no answer: a partition) and mend.
 struct Proxy {
     addr: SocketAddr,
     up: Arc<AtomicBool>,
+    silent: Arc<AtomicBool>,
     cut: watch::Sender<u64>,
     task: tokio::task::JoinHandle<()>,
 }
@@ -33,15 +34,24 @@ impl Proxy {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let up = Arc::new(AtomicBool::new(true));
+        let silent = Arc::new(AtomicBool::new(false));
         let (cut, _) = watch::channel(0u64);
-        let (task_up, task_cut) = (Arc::clone(&up), cut.clone());
+        let (task_up, task_silent, task_cut) = (Arc::clone(&up), Arc::clone(&silent), cut.clone());
         let task = tokio::spawn(async move {
             loop {
                 let Ok((mut client, _)) = listener.accept().await else {
                     continue;
                 };
                 if !task_up.load(Ordering::SeqCst) {
-                    drop(client);
+                    if task_silent.load(Ordering::SeqCst) {
+                        // Held, never answered, for longer than the test.
+                        tokio::spawn(async move {
+                            tokio::time::sleep(std::time::Duration::from_secs(120)).await;
+                            drop(client);
+                        });
+                    } else {
+                        drop(client);
+                    }
                     continue;
                 }
                 let mut cuts = task_cut.subscribe();
@@ -59,9 +69,16 @@ impl Proxy {
         Proxy {
             addr,
             up,
+            silent,
             cut,
             task,
         }
+    }
+
+    /// Like a network partition: connections are accepted and never answered.
+    fn silence(&self) {
+        self.silent.store(true, Ordering::SeqCst);
+        self.cut();
     }
 
     fn cut(&self) {
@@ -70,6 +87,7 @@ impl Proxy {
     }
 
     fn mend(&self) {
+        self.silent.store(false, Ordering::SeqCst);
         self.up.store(true, Ordering::SeqCst);
     }
 }
@@ -80,9 +98,8 @@ impl Drop for Proxy {
     }
 }
 
-#[tokio::test]
-async fn while_the_database_is_away_a_signed_in_person_is_told_the_portal_is_degraded_not_signed_out()
- {
+/// The portal on a PostgreSQL database of its own, reached through a proxy.
+async fn behind_a_proxy() -> (Proxy, TestApp) {
     let upstream: SocketAddr = "127.0.0.1:5432".parse().unwrap();
     let proxy = Proxy::start(upstream).await;
     let proxy_addr = proxy.addr;
@@ -96,6 +113,35 @@ async fn while_the_database_is_away_a_signed_in_person_is_told_the_portal_is_deg
         config.database_url = Some(SecretString::from(through_proxy));
     })
     .await;
+    (proxy, app)
+}
+
+/// `GET path` with `client` until it answers 200, for at most 10 s (a failure to reach the
+/// database is believed for a moment after it is back); the body.
+async fn once_back(app: &TestApp, client: &reqwest::Client, path: &str) -> serde_json::Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let response = client
+            .get(format!("{}{path}", app.address))
+            .send()
+            .await
+            .unwrap();
+        if response.status() == 200 {
+            return response.json().await.unwrap();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still {} after the database came back",
+            response.status()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test]
+async fn while_the_database_is_away_a_signed_in_person_is_told_the_portal_is_degraded_not_signed_out()
+ {
+    let (proxy, app) = behind_a_proxy().await;
     let rui = app.dev_browser("rui").await;
     let before = app.get_json_as(&rui, "/api/v1/requests", 200).await;
     // An API token's owner is kept in memory for a while: the call gets past sign-in and
@@ -142,7 +188,7 @@ async fn while_the_database_is_away_a_signed_in_person_is_told_the_portal_is_deg
         .status()
         .as_u16();
     proxy.mend();
-    let after = app.get_json_as(&rui, "/api/v1/requests", 200).await;
+    let after = once_back(&app, &rui, "/api/v1/requests").await;
 
     assert_eq!(api_status, 503, "{api_body}");
     assert_eq!(api_retry.as_ref().and_then(|v| v.to_str().ok()), Some("5"));
@@ -163,4 +209,37 @@ async fn while_the_database_is_away_a_signed_in_person_is_told_the_portal_is_deg
         after, before,
         "the same session goes on once the database is back"
     );
+}
+
+#[tokio::test]
+async fn once_the_database_is_known_to_be_away_pages_answer_at_once_instead_of_waiting_each_time() {
+    let (proxy, app) = behind_a_proxy().await;
+    let rui = app.dev_browser("rui").await;
+    app.get_json_as(&rui, "/api/v1/requests", 200).await;
+    let page = || {
+        rui.get(format!("{}/catalog", app.address))
+            .header("accept-language", "en")
+            .send()
+    };
+
+    proxy.silence();
+    let first_started = std::time::Instant::now();
+    let first = page().await.unwrap().status().as_u16();
+    let first_took = first_started.elapsed();
+    let second_started = std::time::Instant::now();
+    let second = page().await.unwrap().status().as_u16();
+    let second_took = second_started.elapsed();
+    proxy.mend();
+    let back = once_back(&app, &rui, "/api/v1/requests").await;
+
+    assert_eq!((first, second), (503, 503));
+    assert!(
+        first_took >= std::time::Duration::from_secs(1),
+        "the first waited for the pool: {first_took:?}"
+    );
+    assert!(
+        second_took < first_took / 2,
+        "the second did not wait again: {second_took:?} after {first_took:?}"
+    );
+    assert!(back["requests"].is_array(), "{back}");
 }
