@@ -5,9 +5,7 @@
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
-use mirante::adapters::db::requests::{Author, NewRequest};
 use mirante_domain::monorepo::FileChange;
-use serde_json::json;
 
 use crate::helpers::{Backend, CatalogSetup, TestApp, spawn_configured};
 
@@ -172,43 +170,16 @@ async fn worker_jobs_are_counted_by_outcome() {
         "mirante_worker_jobs_total",
         &proposed,
     );
-    let user_id = app
-        .db
-        .upsert_user(&mirante::adapters::db::NewUser {
-            issuer: "test",
-            subject: "test-admin",
-            username: "test-admin",
-            name: "test-admin",
-            email: None,
-            groups: &["portal-admins".to_owned()],
-            at: Utc::now(),
-        })
-        .await
-        .unwrap();
-
-    app.db
-        .insert_request(&NewRequest {
-            template: "catalog-edit",
-            template_title: "Catalog edit",
-            values: &json!({}),
-            files: &[FileChange {
-                path: "notes/metrics/a.yaml".into(),
-                content: "a: 1\n".into(),
-            }],
-            target: "notes/metrics",
-            slug: "catalog-edit",
-            author: &Author {
-                user_id,
-                username: "test-admin".into(),
-                name: "test-admin".into(),
-                email: None,
-            },
-            needs_approval: false,
-            at: Utc::now(),
-            idempotency: None,
-        })
-        .await
-        .unwrap();
+    crate::requests::seed_request_at(
+        &app,
+        "notes/metrics",
+        vec![FileChange {
+            path: "notes/metrics/a.yaml".into(),
+            content: "a: 1\n".into(),
+        }],
+        Utc::now(),
+    )
+    .await;
     app.worker.wake();
     let deadline = Instant::now() + Duration::from_secs(30);
     let after = loop {
@@ -239,43 +210,17 @@ async fn the_pool_the_oldest_waiting_job_and_the_live_checks_are_shown() {
     })
     .await;
     let metrics = app.metrics_address.clone().unwrap();
-    let user_id = app
-        .db
-        .upsert_user(&mirante::adapters::db::NewUser {
-            issuer: "test",
-            subject: "test-admin",
-            username: "test-admin",
-            name: "test-admin",
-            email: None,
-            groups: &["portal-admins".to_owned()],
-            at: Utc::now(),
-        })
-        .await
-        .unwrap();
-    app.db
-        .insert_request(&NewRequest {
-            template: "catalog-edit",
-            template_title: "Catalog edit",
-            values: &json!({}),
-            files: &[FileChange {
-                path: "notes/waiting/a.yaml".into(),
-                content: "a: 1\n".into(),
-            }],
-            target: "notes/waiting",
-            slug: "catalog-edit",
-            author: &Author {
-                user_id,
-                username: "test-admin".into(),
-                name: "test-admin".into(),
-                email: None,
-            },
-            needs_approval: false,
-            // Queued an hour ago.
-            at: Utc::now() - chrono::Duration::hours(1),
-            idempotency: None,
-        })
-        .await
-        .unwrap();
+    crate::requests::seed_request_at(
+        &app,
+        "notes/waiting",
+        vec![FileChange {
+            path: "notes/waiting/a.yaml".into(),
+            content: "a: 1\n".into(),
+        }],
+        // Queued an hour ago.
+        Utc::now() - chrono::Duration::hours(1),
+    )
+    .await;
 
     let text = scrape(&metrics).await;
 

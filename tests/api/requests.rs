@@ -116,6 +116,16 @@ pub(crate) fn preview_files(preview: &Value) -> Vec<(String, String)> {
 /// A request written straight to the database, as a future portal edit of the catalog would
 /// make one (no template involved), queued for the worker.
 async fn seed_request(app: &TestApp, target: &str, files: Vec<FileChange>) -> i64 {
+    seed_request_at(app, target, files, Utc::now()).await
+}
+
+/// [`seed_request`] made (and queued) at `at`.
+pub(crate) async fn seed_request_at(
+    app: &TestApp,
+    target: &str,
+    files: Vec<FileChange>,
+    at: chrono::DateTime<Utc>,
+) -> i64 {
     let user_id = app
         .db
         .upsert_user(&mirante::adapters::db::NewUser {
@@ -145,7 +155,7 @@ async fn seed_request(app: &TestApp, target: &str, files: Vec<FileChange>) -> i6
                 email: None,
             },
             needs_approval: false,
-            at: Utc::now(),
+            at,
             idempotency: None,
         })
         .await
