@@ -1,7 +1,8 @@
 //! Traces over OTLP: the real binary, with `OTEL_EXPORTER_OTLP_ENDPOINT` naming a receiver
 //! this test runs, exports its spans as OTLP/HTTP protobuf; the receiver decodes them with the
 //! OpenTelemetry protocol's own message types and finds the HTTP request's span with its
-//! request id, under the configured service name.
+//! request id, under the configured service name, and a database statement's span inside a
+//! request's.
 
 mod support;
 
@@ -81,6 +82,12 @@ async fn spans_are_exported_over_otlp_with_the_request_id_and_the_service_name()
         .send()
         .await
         .unwrap();
+    let ready = reqwest::Client::new()
+        .get(format!("{address}/readyz"))
+        .header("x-request-id", "trace-test-0002")
+        .send()
+        .await
+        .unwrap();
     // Stopping flushes the spans still batched.
     let status = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
@@ -120,4 +127,15 @@ async fn spans_are_exported_over_otlp_with_the_request_id_and_the_service_name()
         Some("/healthz")
     );
     assert_eq!(request.trace_id.len(), 16);
+    // Readiness pings the database: a statement's span, in the request's trace.
+    assert_eq!(ready.status(), 200);
+    let readiness = spans
+        .iter()
+        .find(|s| attribute(&s.attributes, "request.id") == Some("trace-test-0002"))
+        .expect("no span of the readiness request");
+    let ping = spans
+        .iter()
+        .find(|s| s.name == "db.ping" && s.trace_id == readiness.trace_id)
+        .unwrap_or_else(|| panic!("no database span in the readiness request: {spans:#?}"));
+    assert!(!ping.parent_span_id.is_empty(), "{ping:#?}");
 }

@@ -113,6 +113,7 @@ const SELECT: &str = "select d.request_id, r.target, d.state, d.merge_commit, d.
 
 impl Db {
     /// Merged template requests with no deployment row yet, oldest first.
+    #[tracing::instrument(name = "db.merged_unfollowed", skip_all)]
     pub async fn merged_unfollowed(&self, limit: i64) -> Result<Vec<Unfollowed>, DbError> {
         // language=sql
         let sql = "select r.request_id, r.pr_number, r.target
@@ -127,6 +128,7 @@ impl Db {
 
     /// Starts following a merged request's deployment: state `merged`, due at once. A row
     /// that exists is left as it is.
+    #[tracing::instrument(name = "db.start_deployment", skip_all)]
     pub async fn start_deployment(
         &self,
         request_id: i64,
@@ -152,6 +154,7 @@ impl Db {
     }
 
     /// Deployments due at `now_ms`, the longest waiting first.
+    #[tracing::instrument(name = "db.due_deployments", skip_all)]
     pub async fn due_deployments(
         &self,
         now_ms: i64,
@@ -169,6 +172,7 @@ impl Db {
     }
 
     /// Every deployment row (one per merged request), or those of the folder `target`.
+    #[tracing::instrument(name = "db.deployments", skip_all)]
     pub async fn deployments(
         &self,
         target: Option<&str>,
@@ -185,6 +189,7 @@ impl Db {
     /// message, the error cleared, next check at `next_ms`. When the state changes (and only
     /// if nobody changed it meanwhile), the step goes on the request's timeline in the same
     /// transaction. Returns whether the state changed.
+    #[tracing::instrument(name = "db.record_deployment", skip_all)]
     pub async fn record_deployment(
         &self,
         current: &DeploymentRecord,
@@ -235,6 +240,7 @@ impl Db {
 
     /// Records that Argo CD could not tell about a deployment: the error, one more failure in
     /// a row, next check at `next_ms`. The state stays the last one Argo CD gave.
+    #[tracing::instrument(name = "db.deployment_error", skip_all)]
     pub async fn deployment_error(
         &self,
         request_id: i64,

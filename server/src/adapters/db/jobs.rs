@@ -42,6 +42,7 @@ impl Db {
     /// Claims the next due outbox row for `owner` until `now + lease`: a row that is not
     /// finished, is due, and is not held by a live lease. Two workers never hold the same row
     /// (SQLite serialises writers; PostgreSQL skips rows another transaction has locked).
+    #[tracing::instrument(name = "db.claim_job", skip_all)]
     pub async fn claim_job(
         &self,
         owner: &str,
@@ -97,6 +98,7 @@ impl Db {
     }
 
     /// Finishes a job `owner` holds. Returns whether it still held it.
+    #[tracing::instrument(name = "db.finish_job", skip_all)]
     pub async fn finish_job(
         &self,
         job_id: i64,
@@ -119,6 +121,7 @@ impl Db {
     }
 
     /// Hands a job back to be tried again at `run_after_ms`, keeping the error.
+    #[tracing::instrument(name = "db.retry_job", skip_all)]
     pub async fn retry_job(
         &self,
         job_id: i64,
@@ -145,6 +148,7 @@ impl Db {
 
     /// Extends the lease `owner` holds on a job to `until_ms`. Returns whether it still held
     /// it (false: the lease ran out and another worker took the job, or it is finished).
+    #[tracing::instrument(name = "db.renew_job", skip_all)]
     pub async fn renew_job(
         &self,
         job_id: i64,
@@ -169,6 +173,7 @@ impl Db {
     /// Releases every unfinished job `owner` holds, so that it is due at once: a worker calls
     /// it when it starts, since a lease held under its identity belongs to an earlier run of
     /// it that is gone. Returns how many it released.
+    #[tracing::instrument(name = "db.release_leases_of", skip_all)]
     pub async fn release_leases_of(&self, owner: &str) -> Result<u64, DbError> {
         // language=sql
         let sql = "update request_job set lease_owner = null, lease_until_ms = null
@@ -183,6 +188,7 @@ impl Db {
     }
 
     /// A request's outbox row, if it has one.
+    #[tracing::instrument(name = "db.job_of_request", skip_all)]
     pub async fn job_of_request(&self, request_id: i64) -> Result<Option<JobRecord>, DbError> {
         // language=sql
         let sql = "select request_job_id, run_after_ms, lease_owner, lease_until_ms, attempts,
@@ -198,6 +204,7 @@ impl Db {
 
     /// The earliest time an unfinished job is due (Unix ms), so an idle worker knows how long
     /// it may sleep.
+    #[tracing::instrument(name = "db.next_job_due", skip_all)]
     pub async fn next_job_due(&self) -> Result<Option<i64>, DbError> {
         // language=sql
         let sql =
@@ -212,6 +219,7 @@ impl Db {
     }
 
     /// When the oldest unfinished job was queued; `None` when none is waiting.
+    #[tracing::instrument(name = "db.oldest_open_job", skip_all)]
     pub async fn oldest_open_job(&self) -> Result<Option<DateTime<Utc>>, DbError> {
         // language=sql
         let sql = "select min(created_at) from request_job where done_at is null";

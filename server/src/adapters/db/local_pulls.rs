@@ -38,6 +38,7 @@ impl LocalPullRequest {
 
 impl Db {
     /// The local forge's pull request for `branch`.
+    #[tracing::instrument(name = "db.local_pull_request_by_branch", skip_all)]
     pub async fn local_pull_request_by_branch(
         &self,
         branch: &str,
@@ -52,6 +53,7 @@ impl Db {
     }
 
     /// The local forge's pull request numbered `number`.
+    #[tracing::instrument(name = "db.local_pull_request", skip_all)]
     pub async fn local_pull_request(
         &self,
         number: i64,
@@ -66,6 +68,7 @@ impl Db {
     }
 
     /// Opens a local pull request for `branch`, or leaves the one it has: one per branch.
+    #[tracing::instrument(name = "db.open_local_pull_request", skip_all)]
     pub async fn open_local_pull_request(
         &self,
         branch: &str,
@@ -95,6 +98,7 @@ impl Db {
     }
 
     /// Marks a local pull request merged (with its merge commit) or closed.
+    #[tracing::instrument(name = "db.set_local_pull_request_state", skip_all)]
     pub async fn set_local_pull_request_state(
         &self,
         number: i64,

@@ -353,6 +353,7 @@ impl Db {
     ///
     /// Connections are opened lazily beyond the first, which is opened here so that a wrong
     /// URL or an unreachable server fails at start-up.
+    #[tracing::instrument(name = "db.connect", skip_all)]
     pub async fn connect(url: &SecretString, max_connections: u32) -> Result<Self, DbError> {
         let url = url.expose_secret();
         match Backend::from_url(url).ok_or(DbError::UnsupportedScheme)? {
@@ -410,6 +411,7 @@ impl Db {
     }
 
     /// Applies the migrations embedded in the binary that the database has not seen yet.
+    #[tracing::instrument(name = "db.migrate", skip_all)]
     pub async fn migrate(&self) -> Result<(), DbError> {
         match self {
             Db::Sqlite(pool) => SQLITE_MIGRATIONS.run(pool).await?,
@@ -419,6 +421,7 @@ impl Db {
     }
 
     /// Checks that the database answers.
+    #[tracing::instrument(name = "db.ping", skip_all)]
     pub async fn ping(&self) -> Result<(), DbError> {
         on_db!(self, |pool| {
             sqlx::query("select 1").execute(pool).await?;
@@ -427,6 +430,7 @@ impl Db {
     }
 
     /// Records a catalog snapshot; returns whether this content was new to the database.
+    #[tracing::instrument(name = "db.record_snapshot", skip_all)]
     pub async fn record_snapshot(&self, s: &NewSnapshot<'_>) -> Result<bool, DbError> {
         let sql = "insert into catalog_snapshot (hash, revision, source, item_count, loaded_at)
                    values ($1, $2, $3, $4, $5)
@@ -444,6 +448,7 @@ impl Db {
     }
 
     /// The most recently recorded snapshots, newest first.
+    #[tracing::instrument(name = "db.list_snapshots", skip_all)]
     pub async fn list_snapshots(&self, limit: i64) -> Result<Vec<SnapshotRecord>, DbError> {
         let sql = "select catalog_snapshot_id, hash, revision, source, item_count, loaded_at
                    from catalog_snapshot
@@ -457,6 +462,7 @@ impl Db {
     }
 
     /// Appends an audit entry; returns its id.
+    #[tracing::instrument(name = "db.append_audit", skip_all)]
     pub async fn append_audit(&self, e: &NewAuditEntry<'_>) -> Result<i64, DbError> {
         let sql = "insert into audit_log (at, actor, action, target, detail)
                    values ($1, $2, $3, $4, $5)
@@ -473,6 +479,7 @@ impl Db {
     }
 
     /// The most recent audit entries, newest first.
+    #[tracing::instrument(name = "db.list_audit", skip_all)]
     pub async fn list_audit(&self, limit: i64) -> Result<Vec<AuditEntry>, DbError> {
         let sql = "select audit_log_id, at, actor, action, target, detail
                    from audit_log
@@ -486,6 +493,7 @@ impl Db {
     }
 
     /// Creates or updates the user `(issuer, subject)` at sign-in; returns its id.
+    #[tracing::instrument(name = "db.upsert_user", skip_all)]
     pub async fn upsert_user(&self, u: &NewUser<'_>) -> Result<i64, DbError> {
         let sql = "insert into app_user (issuer, subject, username, name, email, groups,
                                          first_login_at, last_login_at)
@@ -510,6 +518,7 @@ impl Db {
     }
 
     /// A user by id.
+    #[tracing::instrument(name = "db.user", skip_all)]
     pub async fn user(&self, id: i64) -> Result<Option<UserRecord>, DbError> {
         let sql = "select app_user_id, issuer, subject, username, name, email, groups,
                           first_login_at, last_login_at
@@ -523,6 +532,7 @@ impl Db {
 
     /// Stores a new API token's hash for a user, working until `expires_at`; returns the
     /// token's id.
+    #[tracing::instrument(name = "db.create_api_token", skip_all)]
     pub async fn create_api_token(
         &self,
         user_id: i64,
@@ -547,6 +557,7 @@ impl Db {
     /// The token with this hash that is not revoked: its id, its owner, when it was last used
     /// and when it expires (the caller compares with its clock). Read-only, so checking a
     /// token costs no write.
+    #[tracing::instrument(name = "db.active_api_token", skip_all)]
     pub async fn active_api_token(
         &self,
         token_hash: &str,
@@ -571,6 +582,7 @@ impl Db {
     }
 
     /// Notes that a token was used at `at`.
+    #[tracing::instrument(name = "db.touch_api_token", skip_all)]
     pub async fn touch_api_token(
         &self,
         api_token_id: i64,
@@ -588,6 +600,7 @@ impl Db {
     }
 
     /// Revokes one of a user's tokens; returns its name if it was theirs and active.
+    #[tracing::instrument(name = "db.revoke_api_token", skip_all)]
     pub async fn revoke_api_token(
         &self,
         user_id: i64,
@@ -607,6 +620,7 @@ impl Db {
     }
 
     /// A user's tokens, newest first (hashes left out).
+    #[tracing::instrument(name = "db.list_api_tokens", skip_all)]
     pub async fn list_api_tokens(&self, user_id: i64) -> Result<Vec<ApiTokenRecord>, DbError> {
         let sql = "select api_token_id, name, created_at, last_used_at, revoked_at, expires_at
                    from api_token where app_user_id = $1
@@ -619,6 +633,7 @@ impl Db {
     }
 
     /// Closes every connection; waits for those in use to be returned.
+    #[tracing::instrument(name = "db.close", skip_all)]
     pub async fn close(&self) {
         on_db!(self, |pool| pool.close().await)
     }

@@ -35,6 +35,7 @@ pub struct ReplicaRecord {
 
 impl Db {
     /// Writes what replica `r.id` serves now.
+    #[tracing::instrument(name = "db.record_replica", skip_all)]
     pub async fn record_replica(&self, r: &ReplicaRecord) -> Result<(), DbError> {
         // language=sql
         let sql = "insert into replica (replica_id, catalog_hash, catalog_revision,
@@ -62,6 +63,7 @@ impl Db {
     }
 
     /// The replicas seen since `since`, by id.
+    #[tracing::instrument(name = "db.replicas_seen_since", skip_all)]
     pub async fn replicas_seen_since(
         &self,
         since: DateTime<Utc>,
@@ -76,6 +78,7 @@ impl Db {
     }
 
     /// Raises signal `name` by one; answers its new generation.
+    #[tracing::instrument(name = "db.raise_signal", skip_all)]
     pub async fn raise_signal(&self, name: &str) -> Result<i64, DbError> {
         // language=sql
         let sql = "insert into replica_signal (name, generation) values ($1, 1)
@@ -87,6 +90,7 @@ impl Db {
     }
 
     /// The generation of signal `name` (0 before it was first raised).
+    #[tracing::instrument(name = "db.signal", skip_all)]
     pub async fn signal(&self, name: &str) -> Result<i64, DbError> {
         // language=sql
         let sql = "select generation from replica_signal where name = $1";
@@ -101,6 +105,7 @@ impl Db {
 
     /// Takes or renews the lease `name` for `owner` until `until_ms`: answers whether
     /// `owner` holds it now (it was free, run out at `now_ms`, or already `owner`'s).
+    #[tracing::instrument(name = "db.claim_lease", skip_all)]
     pub async fn claim_lease(
         &self,
         name: &str,
@@ -127,6 +132,7 @@ impl Db {
     }
 
     /// Writes what the work `name` found, for every replica to read.
+    #[tracing::instrument(name = "db.put_shared", skip_all)]
     pub async fn put_shared(
         &self,
         name: &str,
@@ -153,6 +159,7 @@ impl Db {
     }
 
     /// What the work `name` found last, and when; `None` before it first ran.
+    #[tracing::instrument(name = "db.shared", skip_all)]
     pub async fn shared(
         &self,
         name: &str,

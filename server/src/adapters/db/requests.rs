@@ -387,6 +387,7 @@ impl Db {
     /// Stores a submitted request with the steps `request::submission` gives it (timeline
     /// entries, and the proposing job unless it needs approval) — all in one transaction.
     /// Returns the request.
+    #[tracing::instrument(name = "db.insert_request", skip_all)]
     pub async fn insert_request(&self, r: &NewRequest<'_>) -> Result<RequestRecord, CreateError> {
         Ok(self.create_request(RequestKind::Template, r).await?.request)
     }
@@ -396,6 +397,7 @@ impl Db {
     /// open template request already asks for the same target directory. The checks and the
     /// insert hold one lock (PostgreSQL: advisory locks on the key and the target; SQLite:
     /// the write lock from `BEGIN IMMEDIATE`), so two concurrent calls never both insert.
+    #[tracing::instrument(name = "db.create_request", skip_all)]
     pub async fn create_request(
         &self,
         kind: RequestKind,
@@ -528,6 +530,7 @@ impl Db {
     }
 
     /// A request by id.
+    #[tracing::instrument(name = "db.request", skip_all)]
     pub async fn request(&self, id: i64) -> Result<Option<RequestRecord>, DbError> {
         let sql = format!("select {REQUEST_COLUMNS} from request where request_id = $1");
         let row: Option<RequestRow> = on_db!(self, |pool| {
@@ -537,6 +540,7 @@ impl Db {
     }
 
     /// Requests newest first: everyone's, or those of `author` only.
+    #[tracing::instrument(name = "db.list_requests", skip_all)]
     pub async fn list_requests(
         &self,
         author: Option<i64>,
@@ -561,6 +565,7 @@ impl Db {
     /// (`pr_poll_due_ms` unset or at most `now_ms`), the longest due first, by moving each to
     /// `next_ms`; answers those this call claimed. A request another replica claimed between
     /// the look and the claim is skipped, so each is read once per interval across replicas.
+    #[tracing::instrument(name = "db.claim_pr_polls", skip_all)]
     pub async fn claim_pr_polls(
         &self,
         now_ms: i64,
@@ -604,6 +609,7 @@ impl Db {
     }
 
     /// How many requests are in `state`.
+    #[tracing::instrument(name = "db.count_in_state", skip_all)]
     pub async fn count_in_state(&self, state: RequestState) -> Result<i64, DbError> {
         // language=sql
         let sql = "select count(*) from request where state = $1";
@@ -617,6 +623,7 @@ impl Db {
 
     /// Template requests that hold, await or name GPUs if their template asks for any: those
     /// not rejected, closed or failed, oldest first.
+    #[tracing::instrument(name = "db.open_requests", skip_all)]
     pub async fn open_requests(&self) -> Result<Vec<RequestRecord>, DbError> {
         let sql = format!("select {REQUEST_COLUMNS} from request {OPEN_CLAIMS}");
         let rows: Vec<RequestRow> =
@@ -626,6 +633,7 @@ impl Db {
 
     /// Requests of `kind`, oldest first: all of them, or those targeting `target` only (the
     /// resources are derived from these).
+    #[tracing::instrument(name = "db.requests_of_kind", skip_all)]
     pub async fn requests_of_kind(
         &self,
         kind: RequestKind,
@@ -649,6 +657,7 @@ impl Db {
     }
 
     /// The request proposed on `branch`, if any.
+    #[tracing::instrument(name = "db.request_by_branch", skip_all)]
     pub async fn request_by_branch(&self, branch: &str) -> Result<Option<RequestRecord>, DbError> {
         let sql = format!("select {REQUEST_COLUMNS} from request where branch = $1");
         let row: Option<RequestRow> = on_db!(self, |pool| {
@@ -661,6 +670,7 @@ impl Db {
     }
 
     /// A request's timeline, oldest first.
+    #[tracing::instrument(name = "db.transitions", skip_all)]
     pub async fn transitions(&self, id: i64) -> Result<Vec<TransitionRecord>, DbError> {
         // language=sql
         let sql = "select from_state, to_state, at, actor, comment, overcommit_reason, deployment
@@ -699,6 +709,7 @@ impl Db {
     /// state only if nobody changed it meanwhile, records the decision or pull-request fields,
     /// the timeline entry and the step's effects (`request::transition` says which: the
     /// proposing job on approval) — in one transaction. Returns the request as it now is.
+    #[tracing::instrument(name = "db.transition_request", skip_all)]
     pub async fn transition_request(
         &self,
         id: i64,
@@ -715,6 +726,7 @@ impl Db {
     /// on SQLite the database's write lock, taken when the transaction begins (`BEGIN
     /// IMMEDIATE`). Two approvals for the last GPU of a cluster are thus made one after the
     /// other, and the second sees the first.
+    #[tracing::instrument(name = "db.transition_request_guarded", skip_all)]
     pub async fn transition_request_guarded(
         &self,
         id: i64,
@@ -817,6 +829,7 @@ impl Db {
     }
 
     /// Notes what went wrong on a request (shown on its page) without changing its state.
+    #[tracing::instrument(name = "db.note_request_error", skip_all)]
     pub async fn note_request_error(
         &self,
         id: i64,
@@ -838,6 +851,7 @@ impl Db {
 
     /// Records the pull request of a request that is still proposing (so a page shows it even
     /// if the worker stops before the state changes).
+    #[tracing::instrument(name = "db.set_request_pull_request", skip_all)]
     pub async fn set_request_pull_request(
         &self,
         id: i64,
