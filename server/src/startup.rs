@@ -280,10 +280,10 @@ impl Application {
             Arc::clone(&self.state.catalog),
             Arc::clone(&self.state.probes),
             Duration::from_secs(self.state.config.probe_interval_secs),
-            Some(probes::Shared {
+            probes::Shared {
                 db: self.state.db.clone(),
                 replica: self.state.config.worker_id(),
-            }),
+            },
             background.clone(),
         );
         tracing::info!(
@@ -361,6 +361,10 @@ pub fn app(
         // Last: the UI answers every path the API does not.
         .merge(web::router(state))
         .route_layer(axum::middleware::from_fn(metrics::route))
+        .layer(axum::middleware::map_response_with_state(
+            state.db.breaker().clone(),
+            crate::http::error::note_outage,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             auth::authenticate,

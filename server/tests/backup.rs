@@ -107,15 +107,12 @@ async fn seed_request(db: &Db, name: &str) -> i64 {
 }
 
 async fn request_ids(database_url: &str) -> Vec<i64> {
-    let db = open(database_url).await;
-    let Db::Sqlite(pool) = &db else {
-        unreachable!()
-    };
+    let pool = sqlx::SqlitePool::connect(database_url).await.unwrap();
     let ids = sqlx::query_scalar("select request_id from request order by request_id")
-        .fetch_all(pool)
+        .fetch_all(&pool)
         .await
         .unwrap();
-    db.close().await;
+    pool.close().await;
     ids
 }
 

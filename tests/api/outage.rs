@@ -243,3 +243,39 @@ async fn once_the_database_is_known_to_be_away_pages_answer_at_once_instead_of_w
     );
     assert!(back["requests"].is_array(), "{back}");
 }
+
+#[tokio::test]
+async fn once_an_api_call_found_the_database_away_the_next_calls_answer_at_once_too() {
+    let (proxy, app) = behind_a_proxy().await;
+    // A token's owner is kept in memory: no session is read, the handler meets the database.
+    app.get_json_as(&app.client, "/api/v1/requests", 200).await;
+    let call = || async {
+        let started = std::time::Instant::now();
+        let status = app
+            .client
+            .get(format!("{}/api/v1/requests", app.address))
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16();
+        (status, started.elapsed())
+    };
+
+    proxy.silence();
+    let (first, first_took) = call().await;
+    let (second, second_took) = call().await;
+    proxy.mend();
+    let back = once_back(&app, &app.client, "/api/v1/requests").await;
+
+    assert_eq!((first, second), (503, 503));
+    assert!(
+        first_took >= std::time::Duration::from_secs(1),
+        "the first waited for the pool: {first_took:?}"
+    );
+    assert!(
+        second_took < first_took / 2,
+        "the second did not wait again: {second_took:?} after {first_took:?}"
+    );
+    assert!(back["requests"].is_array(), "{back}");
+}

@@ -1,9 +1,6 @@
 //! The session store: tower-sessions' SQL stores, on whichever database the portal uses.
 
-use std::{
-    sync::atomic::{AtomicI64, Ordering},
-    time::Duration,
-};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use tower_sessions::{
@@ -13,19 +10,19 @@ use tower_sessions::{
 };
 use tower_sessions_sqlx_store::{PostgresStore, SqliteStore};
 
-use crate::adapters::db::Db;
+use crate::adapters::db::{Breaker, Db, DbPool};
 
 /// Sessions in the portal's own database (table `tower_sessions` on SQLite, schema
 /// `tower_sessions` on PostgreSQL, created by the store at start-up).
 ///
 /// When the database cannot be reached, a session read waits for the pool's timeout. The
-/// store remembers such a failure for [`Breaker::HOLD`]: the reads in between fail at once
-/// (the portal answers that it is degraded without a wait), and the first one after tries the
-/// database again.
+/// store notes such a failure on the database's [`Breaker`], which every database call shares:
+/// for [`Breaker::HOLD`] the calls in between fail at once (the portal answers that it is
+/// degraded without a wait), and the first one after tries the database again.
 #[derive(Debug, Clone)]
 pub struct DbSessionStore {
     inner: Inner,
-    breaker: std::sync::Arc<Breaker>,
+    breaker: Arc<Breaker>,
 }
 
 #[derive(Debug, Clone)]
@@ -34,49 +31,27 @@ enum Inner {
     Postgres(PostgresStore),
 }
 
-/// Remembers for a moment that the database could not be reached.
-#[derive(Debug, Default)]
-pub(crate) struct Breaker {
-    open_until_ms: AtomicI64,
+/// Notes a store call's outcome on the database's breaker: a backend failure opens it,
+/// anything else closes it.
+fn note<T>(breaker: &Breaker, result: &session_store::Result<T>) {
+    match result {
+        Err(session_store::Error::Backend(_)) => breaker.open(),
+        _ => breaker.close(),
+    }
 }
 
-impl Breaker {
-    /// How long a failure to reach the database is believed without asking again.
-    pub(crate) const HOLD: Duration = Duration::from_secs(2);
-
-    fn now_ms() -> i64 {
-        chrono::Utc::now().timestamp_millis()
-    }
-
-    /// Whether the database failed less than [`Breaker::HOLD`] ago.
-    pub(crate) fn is_open(&self) -> bool {
-        Self::now_ms() < self.open_until_ms.load(Ordering::Relaxed)
-    }
-
-    /// Notes an outcome: a backend failure opens the breaker, anything else closes it.
-    fn note<T>(&self, result: &session_store::Result<T>) {
-        let until = match result {
-            Err(session_store::Error::Backend(_)) => {
-                Self::now_ms() + i64::try_from(Self::HOLD.as_millis()).unwrap_or(2000)
-            }
-            _ => 0,
-        };
-        self.open_until_ms.store(until, Ordering::Relaxed);
-    }
-
-    fn refuse<T>(&self) -> session_store::Result<T> {
-        Err(session_store::Error::Backend(
-            "the database could not be reached a moment ago; not asking again yet".to_owned(),
-        ))
-    }
+fn refuse<T>() -> session_store::Result<T> {
+    Err(session_store::Error::Backend(
+        Breaker::refused().to_string(),
+    ))
 }
 
 impl DbSessionStore {
     /// A store on `db`, its table created when missing.
     pub async fn new(db: &Db) -> Result<Self, sqlx::Error> {
-        let inner = match db {
-            Db::Sqlite(pool) => Inner::Sqlite(SqliteStore::new(pool.clone())),
-            Db::Postgres(pool) => Inner::Postgres(PostgresStore::new(pool.clone())),
+        let inner = match db.pool() {
+            DbPool::Sqlite(pool) => Inner::Sqlite(SqliteStore::new(pool.clone())),
+            DbPool::Postgres(pool) => Inner::Postgres(PostgresStore::new(pool.clone())),
         };
         match &inner {
             Inner::Sqlite(s) => s.migrate().await?,
@@ -84,13 +59,14 @@ impl DbSessionStore {
         }
         Ok(DbSessionStore {
             inner,
-            breaker: std::sync::Arc::default(),
+            breaker: db.breaker().clone(),
         })
     }
 }
 
 #[async_trait]
 impl SessionStore for DbSessionStore {
+    #[tracing::instrument(name = "db.session_create", skip_all)]
     async fn create(&self, record: &mut Record) -> session_store::Result<()> {
         match &self.inner {
             Inner::Sqlite(s) => s.create(record).await,
@@ -98,30 +74,33 @@ impl SessionStore for DbSessionStore {
         }
     }
 
+    #[tracing::instrument(name = "db.session_save", skip_all)]
     async fn save(&self, record: &Record) -> session_store::Result<()> {
         if self.breaker.is_open() {
-            return self.breaker.refuse();
+            return refuse();
         }
         let saved = match &self.inner {
             Inner::Sqlite(s) => s.save(record).await,
             Inner::Postgres(s) => s.save(record).await,
         };
-        self.breaker.note(&saved);
+        note(&self.breaker, &saved);
         saved
     }
 
+    #[tracing::instrument(name = "db.session_load", skip_all)]
     async fn load(&self, id: &Id) -> session_store::Result<Option<Record>> {
         if self.breaker.is_open() {
-            return self.breaker.refuse();
+            return refuse();
         }
         let loaded = match &self.inner {
             Inner::Sqlite(s) => s.load(id).await,
             Inner::Postgres(s) => s.load(id).await,
         };
-        self.breaker.note(&loaded);
+        note(&self.breaker, &loaded);
         loaded
     }
 
+    #[tracing::instrument(name = "db.session_delete", skip_all)]
     async fn delete(&self, id: &Id) -> session_store::Result<()> {
         match &self.inner {
             Inner::Sqlite(s) => s.delete(id).await,
@@ -132,6 +111,7 @@ impl SessionStore for DbSessionStore {
 
 #[async_trait]
 impl ExpiredDeletion for DbSessionStore {
+    #[tracing::instrument(name = "db.session_delete_expired", skip_all)]
     async fn delete_expired(&self) -> session_store::Result<()> {
         match &self.inner {
             Inner::Sqlite(s) => s.delete_expired().await,

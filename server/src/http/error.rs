@@ -224,7 +224,7 @@ pub(crate) const RETRY_AFTER_SECS: &str = "5";
 
 /// A 503 with `Retry-After`: the portal or something it needs is down for a moment.
 pub(crate) fn unavailable(message: &str) -> Response {
-    (
+    let mut response = (
         StatusCode::SERVICE_UNAVAILABLE,
         [(axum::http::header::RETRY_AFTER, RETRY_AFTER_SECS)],
         Json(ErrorBody {
@@ -233,7 +233,27 @@ pub(crate) fn unavailable(message: &str) -> Response {
             request: None,
         }),
     )
-        .into_response()
+        .into_response();
+    response.extensions_mut().insert(DatabaseUnreachable);
+    response
+}
+
+/// Marks a response that says the database cannot be reached, so that the layer in
+/// [`note_outage`] opens the database's breaker: the calls of the next moments fail at once.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DatabaseUnreachable;
+
+/// Opens `breaker` when the response says the database cannot be reached.
+pub(crate) async fn note_outage(
+    axum::extract::State(breaker): axum::extract::State<
+        std::sync::Arc<crate::adapters::db::Breaker>,
+    >,
+    response: Response,
+) -> Response {
+    if response.extensions().get::<DatabaseUnreachable>().is_some() {
+        breaker.open();
+    }
+    response
 }
 
 /// Quotes a value taken from the request for an error message, cut short so a long value is

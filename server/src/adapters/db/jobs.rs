@@ -49,8 +49,11 @@ impl Db {
         now_ms: i64,
         lease_ms: i64,
     ) -> Result<Option<Job>, DbError> {
-        let job = match self {
-            Db::Sqlite(pool) => {
+        if self.breaker().is_open() {
+            return Err(super::Breaker::refused().into());
+        }
+        let job = match self.pool() {
+            super::DbPool::Sqlite(pool) => {
                 // language=sqlite
                 let sql = "update request_job
                            set lease_owner = $1, lease_until_ms = $2, attempts = attempts + 1
@@ -67,7 +70,7 @@ impl Db {
                     .fetch_optional(pool)
                     .await?
             }
-            Db::Postgres(pool) => {
+            super::DbPool::Postgres(pool) => {
                 // language=postgresql
                 let sql = "update request_job
                            set lease_owner = $1, lease_until_ms = $2, attempts = attempts + 1

@@ -8,13 +8,21 @@
 
 /// Runs `$body` with `$pool` bound to whichever pool `$db` holds; the body is compiled once
 /// per database, so the same statement text serves both.
+///
+/// While the database is believed down ([`Breaker`]), the statement is not even tried: the
+/// enclosing function returns a "cannot be reached" error at once instead of waiting for the
+/// pool's timeout.
 macro_rules! on_db {
-    ($db:expr, |$pool:ident| $body:expr) => {
-        match $db {
-            Db::Sqlite($pool) => $body,
-            Db::Postgres($pool) => $body,
+    ($db:expr, |$pool:ident| $body:expr) => {{
+        let db: &$crate::adapters::db::Db = &$db;
+        if db.breaker.is_open() {
+            return Err($crate::adapters::db::Breaker::refused().into());
         }
-    };
+        match &db.pool {
+            $crate::adapters::db::DbPool::Sqlite($pool) => $body,
+            $crate::adapters::db::DbPool::Postgres($pool) => $body,
+        }
+    }};
 }
 
 pub mod deployments;
@@ -23,7 +31,14 @@ pub mod local_pulls;
 pub mod replicas;
 pub mod requests;
 
-use std::{str::FromStr, time::Duration};
+use std::{
+    str::FromStr,
+    sync::{
+        Arc,
+        atomic::{AtomicI64, Ordering},
+    },
+    time::Duration,
+};
 
 use chrono::{DateTime, Utc};
 use secrecy::{ExposeSecret, SecretString};
@@ -96,11 +111,17 @@ pub struct PoolUse {
 impl Db {
     /// How many connections the pool holds and how many are idle.
     pub fn pool_use(&self) -> PoolUse {
-        on_db!(self, |pool| PoolUse {
-            open: pool.size(),
-            idle: pool.num_idle(),
-            max: pool.options().get_max_connections(),
-        })
+        fn of<DB: sqlx::Database>(pool: &sqlx::Pool<DB>) -> PoolUse {
+            PoolUse {
+                open: pool.size(),
+                idle: pool.num_idle(),
+                max: pool.options().get_max_connections(),
+            }
+        }
+        match &self.pool {
+            DbPool::Sqlite(pool) => of(pool),
+            DbPool::Postgres(pool) => of(pool),
+        }
     }
 }
 
@@ -112,22 +133,7 @@ impl DbError {
     /// Whether the database could not be reached (down, cut off, refusing connections, the
     /// pool out of time) rather than refusing this statement: worth trying again later.
     pub fn is_unavailable(&self) -> bool {
-        let DbError::Sqlx(error) = self else {
-            return false;
-        };
-        match error {
-            sqlx::Error::PoolTimedOut
-            | sqlx::Error::PoolClosed
-            | sqlx::Error::Io(_)
-            | sqlx::Error::Tls(_)
-            | sqlx::Error::WorkerCrashed => true,
-            // SQLSTATE class 08 (connection exception), 57P01-57P03 (the server shutting
-            // down or starting), 53300 (too many connections).
-            sqlx::Error::Database(e) => e.code().is_some_and(|code| {
-                code.starts_with("08") || code.starts_with("57P") || code == "53300"
-            }),
-            _ => false,
-        }
+        matches!(self, DbError::Sqlx(error) if sqlx_unavailable(error))
     }
 
     /// Whether any cause in `error`'s chain is a database that cannot be reached.
@@ -136,23 +142,95 @@ impl DbError {
             cause
                 .downcast_ref::<DbError>()
                 .is_some_and(DbError::is_unavailable)
-                || cause.downcast_ref::<sqlx::Error>().is_some_and(|e| {
-                    matches!(
-                        e,
-                        sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_)
-                    )
-                })
+                || cause
+                    .downcast_ref::<sqlx::Error>()
+                    .is_some_and(sqlx_unavailable)
         })
     }
 }
 
-/// A connection pool to one of the supported databases. Cheap to clone.
+/// Whether sqlx's `error` says the database could not be reached rather than that it refused
+/// the statement: the one list both [`DbError::is_unavailable`] and the session store use.
+pub(crate) fn sqlx_unavailable(error: &sqlx::Error) -> bool {
+    match error {
+        sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::WorkerCrashed => true,
+        // SQLSTATE class 08 (connection exception), 57P01-57P03 (the server shutting down or
+        // starting), 53300 (too many connections).
+        sqlx::Error::Database(e) => e.code().is_some_and(|code| {
+            code.starts_with("08") || code.starts_with("57P") || code == "53300"
+        }),
+        _ => false,
+    }
+}
+
+/// A connection pool to one of the supported databases, with the breaker that remembers the
+/// database could not be reached. Cheap to clone; clones share the pool and the breaker.
 #[derive(Debug, Clone)]
-pub enum Db {
+pub struct Db {
+    pool: DbPool,
+    breaker: Arc<Breaker>,
+}
+
+/// The pool of one of the supported databases.
+#[derive(Debug, Clone)]
+pub(crate) enum DbPool {
     /// SQLite.
     Sqlite(SqlitePool),
     /// PostgreSQL.
     Postgres(PgPool),
+}
+
+/// Remembers for a moment that the database could not be reached, so that the calls in
+/// between fail at once (the portal answers that it is degraded without a wait) and the first
+/// one after [`Breaker::HOLD`] tries the database again. Opened by the session store's failed
+/// reads and by every answer the HTTP layer turns into "degraded" (503).
+#[derive(Debug, Default)]
+pub struct Breaker {
+    open_until_ms: AtomicI64,
+}
+
+impl Breaker {
+    /// How long a failure to reach the database is believed without asking again.
+    pub const HOLD: Duration = Duration::from_secs(2);
+
+    fn now_ms() -> i64 {
+        Utc::now().timestamp_millis()
+    }
+
+    /// Whether the database failed less than [`Breaker::HOLD`] ago.
+    pub fn is_open(&self) -> bool {
+        Self::now_ms() < self.open_until_ms.load(Ordering::Relaxed)
+    }
+
+    /// Notes that the database could not be reached just now. An open breaker is not held
+    /// longer: the calls it refused say nothing new, and the first call after the hold must
+    /// reach the database.
+    pub fn open(&self) {
+        let now = Self::now_ms();
+        let hold = i64::try_from(Self::HOLD.as_millis()).unwrap_or(2000);
+        let _ = self
+            .open_until_ms
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |until| {
+                (until <= now).then_some(now + hold)
+            });
+    }
+
+    /// Notes that the database answered.
+    pub fn close(&self) {
+        self.open_until_ms.store(0, Ordering::Relaxed);
+    }
+
+    /// The error a call gets while the breaker is open (one [`sqlx_unavailable`] knows).
+    pub(crate) fn refused() -> sqlx::Error {
+        sqlx::Error::Io(std::io::Error::new(
+            std::io::ErrorKind::NotConnected,
+            "the database could not be reached a moment ago; not asking again yet",
+        ))
+    }
 }
 
 /// A catalog snapshot to record.
@@ -385,7 +463,7 @@ impl Db {
                     .test_before_acquire(false)
                     .connect_with(options)
                     .await?;
-                Ok(Db::Sqlite(pool))
+                Ok(Db::new(DbPool::Sqlite(pool)))
             }
             Backend::Postgres => {
                 let options = PgConnectOptions::from_str(url)?;
@@ -397,25 +475,42 @@ impl Db {
                     .acquire_timeout(Duration::from_secs(5))
                     .connect_with(options)
                     .await?;
-                Ok(Db::Postgres(pool))
+                Ok(Db::new(DbPool::Postgres(pool)))
             }
+        }
+    }
+
+    fn new(pool: DbPool) -> Self {
+        Db {
+            pool,
+            breaker: Arc::default(),
         }
     }
 
     /// Which database this is.
     pub fn backend(&self) -> Backend {
-        match self {
-            Db::Sqlite(_) => Backend::Sqlite,
-            Db::Postgres(_) => Backend::Postgres,
+        match self.pool {
+            DbPool::Sqlite(_) => Backend::Sqlite,
+            DbPool::Postgres(_) => Backend::Postgres,
         }
+    }
+
+    /// The pool, for the adapters that hand it to a library (the session store).
+    pub(crate) fn pool(&self) -> &DbPool {
+        &self.pool
+    }
+
+    /// The breaker every call checks first (see [`Breaker`]).
+    pub fn breaker(&self) -> &Arc<Breaker> {
+        &self.breaker
     }
 
     /// Applies the migrations embedded in the binary that the database has not seen yet.
     #[tracing::instrument(name = "db.migrate", skip_all)]
     pub async fn migrate(&self) -> Result<(), DbError> {
-        match self {
-            Db::Sqlite(pool) => SQLITE_MIGRATIONS.run(pool).await?,
-            Db::Postgres(pool) => POSTGRES_MIGRATIONS.run(pool).await?,
+        match &self.pool {
+            DbPool::Sqlite(pool) => SQLITE_MIGRATIONS.run(pool).await?,
+            DbPool::Postgres(pool) => POSTGRES_MIGRATIONS.run(pool).await?,
         }
         Ok(())
     }
@@ -635,7 +730,10 @@ impl Db {
     /// Closes every connection; waits for those in use to be returned.
     #[tracing::instrument(name = "db.close", skip_all)]
     pub async fn close(&self) {
-        on_db!(self, |pool| pool.close().await)
+        match &self.pool {
+            DbPool::Sqlite(pool) => pool.close().await,
+            DbPool::Postgres(pool) => pool.close().await,
+        }
     }
 }
 
