@@ -133,6 +133,21 @@ on_both_databases! {
         assert!(pr.body.contains("+ attestation by ana on 2026-11-30"), "{}", pr.body);
     }
 
+    async fn a_second_change_to_a_catalog_file_with_an_open_change_is_refused_naming_the_first(backend: Backend) {
+        let app = spawn_app_with(backend, CatalogSetup::Embedded).await;
+        let first = app.post_json(&app.client, &format!("/api/v1/items/{ITEM}/changes"), &change(), 201).await;
+        let first_id = first["id"].as_i64().unwrap();
+        // Another item of the same file: its branch would be made on the file the first changes.
+        let other = json!({"state": "declared", "qualifier": "partial", "evidence": [], "reason": "Not tested since the move."});
+
+        let refused = app.post_json(&app.client, "/api/v1/items/vyos-backup/changes", &other, 409).await;
+
+        assert_eq!(refused["request"], first_id, "{refused}");
+        assert!(refused["error"].as_str().unwrap().contains(FILE), "{refused}");
+        let requests = app.get_json_as(&app.client, "/api/v1/requests", 200).await;
+        assert_eq!(requests["requests"].as_array().unwrap().len(), 1);
+    }
+
     async fn a_researcher_can_neither_preview_nor_propose_a_catalog_change(backend: Backend) {
         let app = spawn_app_with(backend, CatalogSetup::Embedded).await;
         let rui = app.dev_browser("rui").await;

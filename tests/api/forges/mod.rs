@@ -274,3 +274,10 @@ async fn a_proposal_slower_than_the_lease_is_worked_by_one_replica_only() {
     )
     .await
 }
+
+#[tokio::test]
+async fn a_pull_request_the_forge_could_not_be_read_for_keeps_its_turn() {
+    replicas::a_pull_request_the_forge_could_not_be_read_for_keeps_its_turn::<github::GitHubModel>(
+    )
+    .await;
+}

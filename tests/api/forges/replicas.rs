@@ -99,3 +99,41 @@ pub async fn replicas_share_the_open_pull_requests_and_read_each_once_per_interv
     wait_for_state(&first, &rui, ids[0], "merged").await;
     fake.assert_contract_kept();
 }
+
+pub async fn a_pull_request_the_forge_could_not_be_read_for_keeps_its_turn<M: Model>() {
+    let fake = Fake::<M>::start().await;
+    fake.with_scratch_template();
+    // An hour between two reads of one pull request.
+    let app = fake
+        .portal_on(Backend::Sqlite, |config| config.forge_poll_secs = 3600)
+        .await;
+    let rui = app.dev_browser("rui").await;
+    let mut ids = Vec::new();
+    for name in ["tmp1", "tmp2"] {
+        let input = json!({"template": "scratch-space", "values": {"name": name}});
+        let id = app.post_json(&rui, "/api/v1/requests", &input, 201).await["id"]
+            .as_i64()
+            .unwrap();
+        wait_for_state(&app, &rui, id, "proposed").await;
+        ids.push(id);
+    }
+    fake.with_repo(|repo| {
+        for number in repo.pulls.iter().map(|p| p.number).collect::<Vec<_>>() {
+            repo.merge_pull(number, false);
+        }
+    });
+    fake.fail_next("pulls/get", 503, json!({"message": "Service Unavailable"}));
+
+    let down = app.worker.poll_open().await.unwrap();
+    let back = app.worker.poll_open().await.unwrap();
+
+    assert_eq!(down, 0, "the round ends at the forge's 503");
+    assert_eq!(
+        back, 2,
+        "the next round reads both again, the one the 503 met included"
+    );
+    for id in ids {
+        wait_for_state(&app, &rui, id, "merged").await;
+    }
+    fake.assert_contract_kept();
+}

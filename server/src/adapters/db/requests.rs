@@ -393,8 +393,9 @@ impl Db {
     }
 
     /// Stores a request of `kind`, unless its idempotency key names an earlier one (answered
-    /// instead, or refused when it asked for something else) or, for a template request, an
-    /// open template request already asks for the same target directory. The checks and the
+    /// instead, or refused when it asked for something else) or an open request already
+    /// targets the same folder or file (a second one would be proposed against files the first
+    /// is about to change). The checks and the
     /// insert hold one lock (PostgreSQL: advisory locks on the key and the target; SQLite:
     /// the write lock from `BEGIN IMMEDIATE`), so two concurrent calls never both insert.
     #[tracing::instrument(name = "db.create_request", skip_all)]
@@ -407,7 +408,7 @@ impl Db {
         let state = steps.last().map_or(RequestState::Submitted, |step| step.to);
         let backend = self.backend();
         let open_for_target = format!(
-            "select {REQUEST_COLUMNS} from request where kind = 'template' and target = $1
+            "select {REQUEST_COLUMNS} from request where target = $1
                and state in ('submitted', 'awaiting_approval', 'approved', 'proposing', 'proposed')
              order by request_id limit 1"
         );
@@ -428,7 +429,7 @@ impl Db {
                         .execute(&mut *tx)
                         .await?;
                 }
-                if kind == RequestKind::Template {
+                {
                     sqlx::query(sql)
                         .bind(format!("mirante.request-target:{}", r.target))
                         .execute(&mut *tx)
@@ -459,7 +460,7 @@ impl Db {
                         .ok_or_else(|| CreateError::Db(DbError::Sqlx(sqlx::Error::RowNotFound)));
                 }
             }
-            if kind == RequestKind::Template {
+            {
                 let open: Option<RequestRow> = sqlx::query_as(&open_for_target)
                     .bind(r.target)
                     .fetch_optional(&mut *tx)
@@ -606,6 +607,31 @@ impl Db {
             }
         }
         Ok(claimed)
+    }
+
+    /// Hands a claimed turn back: the request's pull request is due again at `due_ms` (the
+    /// forge could not be read, so the claim read nothing). Only while the claim `claimed_ms`
+    /// is still the request's, so a turn taken since is not undone.
+    #[tracing::instrument(name = "db.return_pr_poll", skip_all)]
+    pub async fn return_pr_poll(
+        &self,
+        id: i64,
+        claimed_ms: i64,
+        due_ms: i64,
+    ) -> Result<(), DbError> {
+        // language=sql
+        let sql = "update request set pr_poll_due_ms = $1
+                   where request_id = $2 and pr_poll_due_ms = $3";
+        on_db!(self, |pool| {
+            sqlx::query(sql)
+                .bind(due_ms)
+                .bind(id)
+                .bind(claimed_ms)
+                .execute(pool)
+                .await?
+                .rows_affected()
+        });
+        Ok(())
     }
 
     /// How many requests are in `state`.

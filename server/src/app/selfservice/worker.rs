@@ -636,13 +636,9 @@ impl Worker {
         let mut left = budget;
         while left > 0 {
             let now = Utc::now().timestamp_millis();
+            let next = now.saturating_add(every_ms.max(1));
             // One at a time: a round that stops early leaves the rest due.
-            let Some(request) = self
-                .db
-                .claim_pr_polls(now, now.saturating_add(every_ms.max(1)), 1)
-                .await?
-                .pop()
-            else {
+            let Some(request) = self.db.claim_pr_polls(now, next, 1).await?.pop() else {
                 break;
             };
             left -= 1;
@@ -660,6 +656,8 @@ impl Worker {
                 },
                 Err(error) if error.is_retryable() => {
                     tracing::warn!(request.id = request.id, pr.number = number, %error, "the forge cannot be read now; the round ends");
+                    // Nothing was read: the request keeps its place at the head of the queue.
+                    self.db.return_pr_poll(request.id, next, now).await?;
                     break;
                 }
                 Err(error) => {
