@@ -57,6 +57,7 @@ use crate::adapters::db::requests::RequestKind;
 use crate::adapters::db::requests::RequestRecord;
 use crate::adapters::db::requests::TransitionError;
 use crate::adapters::forge::DirLimits;
+use crate::adapters::forge::FileChange;
 use crate::adapters::forge::Forge;
 use crate::adapters::forge::ForgeKind;
 use crate::adapters::forge::MergeStyle;
@@ -95,6 +96,20 @@ fn render_time(at: Option<DateTime<Utc>>) -> Result<DateTime<Utc>, ServiceError>
                 .to_owned(),
         )),
     }
+}
+
+/// A request about to be stored (see [`SelfService::store`]).
+pub(crate) struct Draft<'a> {
+    pub(crate) kind: RequestKind,
+    pub(crate) template: &'a str,
+    pub(crate) title: &'a str,
+    pub(crate) values: &'a serde_json::Value,
+    pub(crate) files: &'a [FileChange],
+    pub(crate) target: &'a str,
+    pub(crate) slug: &'a str,
+    pub(crate) needs_approval: bool,
+    /// What was asked, for the idempotency check (see [`fingerprint`]).
+    pub(crate) fingerprint: String,
 }
 
 /// What a creating call did: the request, and whether an earlier call with the same
@@ -424,10 +439,47 @@ impl SelfService {
         key: Option<&str>,
     ) -> Result<Submitted, ServiceError> {
         let (rendered, needs_approval, title) = self.render(principal, input).await?;
-        let fingerprint = fingerprint(&serde_json::json!({
-            "template": input.template,
-            "values": input.values,
-        }));
+        let values = serde_json::Value::Object(rendered.values.clone());
+        self.store(
+            principal,
+            Draft {
+                kind: RequestKind::Template,
+                template: &rendered.template,
+                title: &title,
+                values: &values,
+                files: &rendered.files,
+                target: &rendered.target,
+                slug: &rendered.slug,
+                needs_approval,
+                fingerprint: fingerprint(&serde_json::json!({
+                    "template": input.template,
+                    "values": input.values,
+                })),
+            },
+            key,
+            |record| {
+                serde_json::json!({
+                    "template": record.template,
+                    "target": record.target,
+                    "state": record.state,
+                    "files": record.files.len(),
+                })
+            },
+        )
+        .await
+    }
+
+    /// Stores `draft` as a request of `principal`'s — or answers the request an earlier POST
+    /// with the same idempotency `key` made — then audits `request.submit` with `audit`'s
+    /// details and wakes the worker when nothing waits for an admin. Every kind of request is
+    /// stored through here.
+    pub(crate) async fn store(
+        &self,
+        principal: &Principal,
+        draft: Draft<'_>,
+        key: Option<&str>,
+        audit: impl FnOnce(&RequestRecord) -> serde_json::Value,
+    ) -> Result<Submitted, ServiceError> {
         let viewer = &principal.viewer;
         let author = Author {
             user_id: principal.user_id,
@@ -435,53 +487,43 @@ impl SelfService {
             name: viewer.name.clone(),
             email: viewer.email.clone(),
         };
-        let values = serde_json::Value::Object(rendered.values.clone());
         let created = self
             .db
             .create_request(
-                RequestKind::Template,
+                draft.kind,
                 &NewRequest {
-                    template: &rendered.template,
-                    template_title: &title,
-                    values: &values,
-                    files: &rendered.files,
-                    target: &rendered.target,
-                    slug: &rendered.slug,
+                    template: draft.template,
+                    template_title: draft.title,
+                    values: draft.values,
+                    files: draft.files,
+                    target: draft.target,
+                    slug: draft.slug,
                     author: &author,
-                    needs_approval,
+                    needs_approval: draft.needs_approval,
                     at: Utc::now(),
                     idempotency: key.map(|key| Idempotency {
                         key,
-                        fingerprint: &fingerprint,
+                        fingerprint: &draft.fingerprint,
                     }),
                 },
             )
             .await?;
         let record = created.request;
-        if created.replayed {
-            return Ok(Submitted {
-                detail: self.detail(principal, record).await?,
-                replayed: true,
-            });
-        }
-        self.audit(
-            &viewer.username,
-            "request.submit",
-            record.id,
-            serde_json::json!({
-                "template": record.template,
-                "target": record.target,
-                "state": record.state,
-                "files": record.files.len(),
-            }),
-        )
-        .await;
-        if !needs_approval {
-            self.worker.wake();
+        if !created.replayed {
+            self.audit(
+                &viewer.username,
+                "request.submit",
+                record.id,
+                audit(&record),
+            )
+            .await;
+            if !draft.needs_approval {
+                self.worker.wake();
+            }
         }
         Ok(Submitted {
             detail: self.detail(principal, record).await?,
-            replayed: false,
+            replayed: created.replayed,
         })
     }
 

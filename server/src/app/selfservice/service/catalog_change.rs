@@ -2,15 +2,14 @@
 //! base branch, edited, validated with the whole catalog, previewed and stored as a request
 //! (the values and their checks are [`crate::app::catalog_change`]).
 
-use chrono::Utc;
 use mirante_domain::access::{self, Principal};
 use mirante_domain::selfservice::ErrorCode;
 use serde_json::{Map, json};
 
-use super::{SelfService, ServiceError, Submitted, fingerprint, unified_diff};
+use super::{Draft, SelfService, ServiceError, Submitted, fingerprint, unified_diff};
 use crate::{
     adapters::{
-        db::requests::{Author, Idempotency, NewRequest, RequestKind},
+        db::requests::RequestKind,
         forge::{DirLimits, FileChange, ForgeError, ForgeKind},
     },
     app::{
@@ -239,15 +238,7 @@ impl SelfService {
         key: Option<&str>,
     ) -> Result<Submitted, ServiceError> {
         let plan = self.plan_catalog_change(principal, id, input).await?;
-        let fingerprint = fingerprint(&json!({"item": id, "change": input}));
         let p = &plan.preview;
-        let viewer = &principal.viewer;
-        let author = Author {
-            user_id: principal.user_id,
-            username: viewer.username.clone(),
-            name: viewer.name.clone(),
-            email: viewer.email.clone(),
-        };
         let values = json!({
             "item": p.item,
             "name": p.name,
@@ -263,50 +254,29 @@ impl SelfService {
         }];
         let slug = dns_label(&format!("{}-state", p.item));
         let title = format!("Catalog change: {}", p.name);
-        let created = self
-            .db
-            .create_request(
-                RequestKind::CatalogChange,
-                &NewRequest {
-                    template: CATALOG_CHANGE,
-                    template_title: &title,
-                    values: &values,
-                    files: &files,
-                    target: &p.file,
-                    slug: &slug,
-                    author: &author,
-                    needs_approval: false,
-                    at: Utc::now(),
-                    idempotency: key.map(|key| Idempotency {
-                        key,
-                        fingerprint: &fingerprint,
-                    }),
-                },
-            )
-            .await?;
-        let record = created.request;
-        if created.replayed {
-            return Ok(Submitted {
-                detail: self.detail(principal, record).await?,
-                replayed: true,
-            });
-        }
-        self.audit(
-            &viewer.username,
-            "request.submit",
-            record.id,
-            json!({
-                "kind": RequestKind::CatalogChange,
-                "item": p.item,
-                "file": p.file,
-                "state": {"from": p.from.state, "to": p.to.state},
-            }),
+        self.store(
+            principal,
+            Draft {
+                kind: RequestKind::CatalogChange,
+                template: CATALOG_CHANGE,
+                title: &title,
+                values: &values,
+                files: &files,
+                target: &p.file,
+                slug: &slug,
+                needs_approval: false,
+                fingerprint: fingerprint(&json!({"item": id, "change": input})),
+            },
+            key,
+            |_| {
+                json!({
+                    "kind": RequestKind::CatalogChange,
+                    "item": p.item,
+                    "file": p.file,
+                    "state": {"from": p.from.state, "to": p.to.state},
+                })
+            },
         )
-        .await;
-        self.worker.wake();
-        Ok(Submitted {
-            detail: self.detail(principal, record).await?,
-            replayed: false,
-        })
+        .await
     }
 }
