@@ -88,6 +88,26 @@ async fn spans_are_exported_over_otlp_with_the_request_id_and_the_service_name()
         .send()
         .await
         .unwrap();
+    // A signed-in person's session is read from the session store.
+    let browser = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .cookie_store(true)
+        .build()
+        .unwrap();
+    let signed_in = browser
+        .post(format!("{address}/auth/dev"))
+        .header("origin", &address)
+        .form(&[("user", "rui"), ("next", "/")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(signed_in.status(), 303);
+    let with_cookie = browser
+        .get(format!("{address}/api/v1/requests"))
+        .header("x-request-id", "trace-test-0003")
+        .send()
+        .await
+        .unwrap();
     // Stopping flushes the spans still batched.
     let status = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
@@ -138,4 +158,15 @@ async fn spans_are_exported_over_otlp_with_the_request_id_and_the_service_name()
         .find(|s| s.name == "db.ping" && s.trace_id == readiness.trace_id)
         .unwrap_or_else(|| panic!("no database span in the readiness request: {spans:#?}"));
     assert!(!ping.parent_span_id.is_empty(), "{ping:#?}");
+    assert_eq!(with_cookie.status(), 200);
+    let cookie_request = spans
+        .iter()
+        .find(|s| attribute(&s.attributes, "request.id") == Some("trace-test-0003"))
+        .expect("no span of the signed-in request");
+    assert!(
+        spans
+            .iter()
+            .any(|s| s.name == "db.session_load" && s.trace_id == cookie_request.trace_id),
+        "no session-store span in the signed-in request: {spans:#?}"
+    );
 }

@@ -241,9 +241,10 @@ impl CatalogStore {
     /// for by someone are written to the audit log; a timer finding nothing new, or the
     /// same problems as last time, is not, so the log does not fill with ticks.
     pub async fn reload(&self, trigger: ReloadTrigger) -> Result<ReloadOutcome, ReloadError> {
-        let outcome = self.reload_here(&trigger).await;
+        let deliberate = trigger.is_deliberate();
+        let outcome = self.reload_here(trigger).await;
         // What someone asked this replica for, the others do too.
-        if trigger.is_deliberate() {
+        if deliberate {
             match self.db.raise_signal(RELOAD_SIGNAL).await {
                 Ok(generation) => {
                     self.reload_signal_seen
@@ -272,12 +273,11 @@ impl CatalogStore {
             "another replica reloaded the catalog; reloading"
         );
         // Errors are logged and kept as last_error by the reload itself.
-        let _ = self.reload_here(&ReloadTrigger::Peer).await;
+        let _ = self.reload_here(ReloadTrigger::Peer).await;
         Ok(true)
     }
 
-    async fn reload_here(&self, trigger: &ReloadTrigger) -> Result<ReloadOutcome, ReloadError> {
-        let trigger = trigger.clone();
+    async fn reload_here(&self, trigger: ReloadTrigger) -> Result<ReloadOutcome, ReloadError> {
         let _guard = self.reload_lock.lock().await;
         let previous = self.current();
         match load_blocking(self.source.clone()).await {

@@ -552,14 +552,14 @@ impl Shared {
     }
 }
 
-/// Runs the checks every `interval` (the first run at once) until `stop` is cancelled. With
-/// `shared`, one replica a round runs them and writes the results, which the others read.
+/// Runs the checks every `interval` (the first run at once) until `stop` is cancelled. One
+/// replica a round runs them and writes the results to `shared`; the others read them.
 pub(crate) fn spawn(
     checker: Checker,
     catalog: Arc<CatalogStore>,
     board: Arc<ProbeBoard>,
     interval: Duration,
-    shared: Option<Shared>,
+    shared: Shared,
     stop: CancellationToken,
 ) {
     if interval.is_zero() {
@@ -573,9 +573,7 @@ pub(crate) fn spawn(
             tokio::select! {
                 () = stop.cancelled() => break,
                 _ = every.tick() => {
-                    if let Some(shared) = &shared
-                        && !shared.runs_this_round(interval).await
-                    {
+                    if !shared.runs_this_round(interval).await {
                         if let Some((results, at)) = shared.read().await {
                             board.store_run(results, at);
                         }
@@ -588,9 +586,7 @@ pub(crate) fn spawn(
                     };
                     let failing = results.iter().filter(|r| !r.ok).count();
                     tracing::info!(checks = results.len(), failing, "live checks ran");
-                    if let Some(shared) = &shared {
-                        shared.publish(&results).await;
-                    }
+                    shared.publish(&results).await;
                     board.store(results);
                 }
             }
