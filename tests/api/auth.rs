@@ -623,6 +623,32 @@ on_both_databases! {
         assert!(stored.iter().all(|e| !e.detail.to_string().contains(&token)), "the token is not logged");
     }
 
+    async fn the_new_token_form_sent_twice_makes_one_token_and_says_so(backend: Backend) {
+        let app = spawn_app(backend).await;
+        let browser = app.dev_browser("rui").await;
+        let csrf = csrf_token(&app, &browser).await;
+        let profile = browser.get(format!("{}/profile", app.address)).send().await.unwrap().text().await.unwrap();
+        let at = profile.find("name=\"request_key\" value=\"").expect("the form carries a key") + 26;
+        let key = profile[at..at + profile[at..].find('"').unwrap()].to_owned();
+        let send = || {
+            browser
+                .post(format!("{}/profile/tokens", app.address))
+                .header("accept-language", "en")
+                .form(&[("csrf_token", csrf.as_str()), ("name", "ci"), ("request_key", key.as_str())])
+                .send()
+        };
+
+        let first = send().await.unwrap().text().await.unwrap();
+        let second = send().await.unwrap().text().await.unwrap();
+
+        assert!(first.contains("mrt_"), "the first shows the token");
+        assert!(!second.contains("mrt_"), "the second makes and shows none");
+        assert!(second.contains("This form was sent again"), "{second}");
+        let again = browser.get(format!("{}/profile", app.address)).send().await.unwrap().text().await.unwrap();
+        assert_eq!(again.matches("/revoke\"").count(), 1, "one token in the list: {again}");
+        assert!(!again.contains(&format!("value=\"{key}\"")), "a new form gets a new key");
+    }
+
     async fn a_token_works_until_its_expiry_which_its_owner_picks_within_the_maximum(backend: Backend) {
         let app = spawn_configured(backend, CatalogSetup::Small, |config, _| {
             config.token_max_days = 30;

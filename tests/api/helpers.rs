@@ -497,6 +497,7 @@ pub async fn seed_token_until(
         &mirante::http::auth::token_hash(&token),
         chrono::Utc::now(),
         expires_at,
+        None,
     )
     .await
     .unwrap();

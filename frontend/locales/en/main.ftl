@@ -140,6 +140,7 @@ auth-new-token-once = Copy it now: it is not shown again.
 auth-api-tokens = API tokens
 auth-api-tokens-help = For scripts and CI, send this header to the JSON API:
 auth-token-name = Name
+auth-token-already-made = This form was sent again: the token was made the first time, and its value was shown only then. Revoke it below if it was lost.
 auth-token-created = Created
 auth-token-status = Status
 auth-token-revoke = Revoke

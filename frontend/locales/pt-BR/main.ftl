@@ -140,6 +140,7 @@ auth-new-token-once = Copie agora: ele não será mostrado de novo.
 auth-api-tokens = Tokens de API
 auth-api-tokens-help = Para scripts e CI, envie este cabeçalho à API JSON:
 auth-token-name = Nome
+auth-token-already-made = Este formulário foi enviado de novo: o token foi criado na primeira vez e o valor só foi mostrado naquela hora. Revogue-o abaixo se ele se perdeu.
 auth-token-created = Criado
 auth-token-status = Situação
 auth-token-revoke = Revogar

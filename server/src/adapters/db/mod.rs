@@ -233,6 +233,15 @@ impl Breaker {
     }
 }
 
+/// What [`Db::create_api_token`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenCreated {
+    /// The token's id.
+    pub id: i64,
+    /// Whether its request key named a token made earlier (nothing new was made).
+    pub replayed: bool,
+}
+
 /// A catalog snapshot to record.
 #[derive(Debug, Clone)]
 pub struct NewSnapshot<'a> {
@@ -626,7 +635,8 @@ impl Db {
     }
 
     /// Stores a new API token's hash for a user, working until `expires_at`; returns the
-    /// token's id.
+    /// token's id. With `request_key`, a second call with the same key makes nothing and
+    /// answers the first token's id as replayed.
     #[tracing::instrument(name = "db.create_api_token", skip_all)]
     pub async fn create_api_token(
         &self,
@@ -635,18 +645,36 @@ impl Db {
         token_hash: &str,
         at: DateTime<Utc>,
         expires_at: DateTime<Utc>,
-    ) -> Result<i64, DbError> {
-        let sql = "insert into api_token (app_user_id, name, token_hash, created_at, expires_at)
-                   values ($1, $2, $3, $4, $5) returning api_token_id";
-        let id = on_db!(self, |pool| sqlx::query_scalar(sql)
+        request_key: Option<&str>,
+    ) -> Result<TokenCreated, DbError> {
+        let sql = "insert into api_token
+                       (app_user_id, name, token_hash, created_at, expires_at, request_key)
+                   values ($1, $2, $3, $4, $5, $6)
+                   on conflict (app_user_id, request_key) where request_key is not null
+                   do nothing
+                   returning api_token_id";
+        let id: Option<i64> = on_db!(self, |pool| sqlx::query_scalar(sql)
             .bind(user_id)
             .bind(name)
             .bind(token_hash)
             .bind(at)
             .bind(expires_at)
+            .bind(request_key)
+            .fetch_optional(pool)
+            .await?);
+        if let Some(id) = id {
+            return Ok(TokenCreated {
+                id,
+                replayed: false,
+            });
+        }
+        let sql = "select api_token_id from api_token where app_user_id = $1 and request_key = $2";
+        let id: i64 = on_db!(self, |pool| sqlx::query_scalar(sql)
+            .bind(user_id)
+            .bind(request_key)
             .fetch_one(pool)
             .await?);
-        Ok(id)
+        Ok(TokenCreated { id, replayed: true })
     }
 
     /// The token with this hash that is not revoked: its id, its owner, when it was last used

@@ -211,18 +211,33 @@ struct ProfilePage<'a> {
     groups: String,
     tokens: Vec<TokenRow>,
     new_token: Option<(&'a str, &'a str)>,
+    /// Whether the form was sent again for a token made already.
+    already_made: bool,
+    /// The key the new-token form is drawn with (see `create_token`).
+    request_key: String,
     /// The expiry offered for a new token, in days.
     default_days: u32,
     /// The longest expiry one may pick.
     max_days: u32,
 }
 
-/// The profile page; `new_token` is `(name, token)` right after one was made.
+/// What the profile page says about a token just asked for.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum TokenShown<'a> {
+    /// Nothing was asked for.
+    Nothing,
+    /// A token was made: its name and the token, shown this once.
+    New(&'a str, &'a str),
+    /// The form was sent again for a token made already: nothing new was made.
+    AlreadyMade,
+}
+
+/// The profile page, with what became of a token just asked for.
 pub(crate) fn profile(
     lang: PageLang,
     viewer: &Viewer,
     tokens: &[ApiTokenRecord],
-    new_token: Option<(&str, &str)>,
+    shown: TokenShown<'_>,
     max_days: u32,
 ) -> Response {
     let tr = Tr(lang.0);
@@ -263,7 +278,12 @@ pub(crate) fn profile(
             tr,
             groups: viewer.groups.join(", "),
             tokens,
-            new_token,
+            new_token: match shown {
+                TokenShown::New(name, token) => Some((name, token)),
+                TokenShown::Nothing | TokenShown::AlreadyMade => None,
+            },
+            already_made: matches!(shown, TokenShown::AlreadyMade),
+            request_key: super::session::random_hex(16),
             default_days: super::profile::TOKEN_DEFAULT_DAYS.min(max_days.max(1)),
             max_days: max_days.max(1),
         },

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::{
     Principal,
     pages::{self, PageLang},
+    pages::TokenShown,
     session::{random_hex, token_hash},
     sign_in::{CsrfForm, bad_csrf, token_matches},
 };
@@ -65,14 +66,14 @@ pub(super) async fn profile(
     lang: PageLang,
     principal: axum::Extension<Principal>,
 ) -> Response {
-    render_profile(&state, lang, &principal, None).await
+    render_profile(&state, lang, &principal, TokenShown::Nothing).await
 }
 
 async fn render_profile(
     state: &AppState,
     lang: PageLang,
     principal: &Principal,
-    new_token: Option<(&str, &str)>,
+    new_token: TokenShown<'_>,
 ) -> Response {
     match state.db.list_api_tokens(principal.user_id).await {
         Ok(tokens) => pages::profile(
@@ -92,6 +93,8 @@ pub(super) struct NewTokenForm {
     name: Option<String>,
     /// Days until it expires; unset or unreadable: [`TOKEN_DEFAULT_DAYS`].
     days: Option<String>,
+    /// The key the form was drawn with: the same form sent twice makes one token.
+    request_key: Option<String>,
 }
 
 /// Days a token works for unless its owner picks otherwise.
@@ -128,6 +131,11 @@ pub(super) async fn create_token(
     let now = Utc::now();
     let days = token_days(form.days.as_deref(), state.config.token_max_days);
     let expires_at = now + chrono::Duration::days(i64::from(days));
+    let request_key = form
+        .request_key
+        .as_deref()
+        .map(str::trim)
+        .filter(|k| !k.is_empty() && k.len() <= 100);
     let id = match state
         .db
         .create_api_token(
@@ -136,10 +144,14 @@ pub(super) async fn create_token(
             &token_hash(&token),
             now,
             expires_at,
+            request_key,
         )
         .await
     {
-        Ok(id) => id,
+        Ok(created) if created.replayed => {
+            return render_profile(&state, lang, &principal, TokenShown::AlreadyMade).await;
+        }
+        Ok(created) => created.id,
         Err(e) => return crate::http::ApiError::from(e).into_response(),
     };
     audit_token(
@@ -150,7 +162,7 @@ pub(super) async fn create_token(
         &name,
     )
     .await;
-    render_profile(&state, lang, &principal, Some((&name, &token))).await
+    render_profile(&state, lang, &principal, TokenShown::New(&name, &token)).await
 }
 
 /// `POST /profile/tokens/{id}/revoke`.
