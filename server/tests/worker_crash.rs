@@ -4,6 +4,8 @@
 //! lease, and finishes the request with exactly one branch and one pull request.
 //! Runs on SQLite and on a PostgreSQL database made for the test.
 
+mod support;
+
 use std::{
     path::Path,
     process::{Child, Command, ExitStatus, Stdio},
@@ -239,29 +241,10 @@ async fn a_worker_killed_between_branch_and_pull_request_resumes_with_one_of_eac
 
 #[tokio::test]
 async fn a_worker_killed_between_branch_and_pull_request_resumes_with_one_of_each_on_postgres() {
-    use sqlx::Connection;
-    let admin_url = std::env::var("MIRANTE_TEST_PG_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_owned());
-    let name = format!("mirante_crash_{}", std::process::id());
-    let mut admin = sqlx::PgConnection::connect(&admin_url)
-        .await
-        .expect("cannot reach PostgreSQL at MIRANTE_TEST_PG_URL");
-    sqlx::query(&format!(r#"drop database if exists "{name}" with (force)"#))
-        .execute(&mut admin)
-        .await
-        .unwrap();
-    sqlx::query(&format!(r#"create database "{name}""#))
-        .execute(&mut admin)
-        .await
-        .unwrap();
-    let mut url = url::Url::parse(&admin_url).unwrap();
-    url.set_path(&name);
+    let database = support::TestDatabase::create("mirante_crash").await;
     let data = TempDir::new().unwrap();
 
-    crash_between_branch_and_pull_request_then_resume(url.as_str(), &data).await;
+    crash_between_branch_and_pull_request_then_resume(&database.url, &data).await;
 
-    sqlx::query(&format!(r#"drop database if exists "{name}" with (force)"#))
-        .execute(&mut admin)
-        .await
-        .unwrap();
+    database.drop_now().await;
 }

@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     Principal,
-    pages::{self, PageLang},
     pages::TokenShown,
+    pages::{self, PageLang},
     session::{random_hex, token_hash},
     sign_in::{CsrfForm, bad_csrf, token_matches},
 };
