@@ -34,8 +34,11 @@ pub struct BranchSpec {
     pub message: String,
     /// The commit's author.
     pub author: CommitAuthor,
-    /// Every file of the commit.
+    /// Every file the commit adds or replaces.
     pub files: Vec<FileChange>,
+    /// Every file the commit deletes (paths relative to the repository root).
+    #[serde(default)]
+    pub removed: Vec<String>,
 }
 
 /// How a local merge is made.

@@ -92,6 +92,52 @@ impl fmt::Display for RequestState {
     }
 }
 
+/// What a template request does to its resource (a folder of the monorepo).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    /// Makes the resource: files rendered into a folder that does not exist yet.
+    #[default]
+    Create,
+    /// Changes its values: the files rendered again with the new values.
+    Update,
+    /// Moves its expiry: the files rendered again with a new number of days.
+    Extend,
+    /// Gives it back: every file of its folder deleted.
+    Remove,
+}
+
+impl Action {
+    /// Every action.
+    pub const ALL: [Action; 4] = [
+        Action::Create,
+        Action::Update,
+        Action::Extend,
+        Action::Remove,
+    ];
+
+    /// The identifier used in JSON, the database and the UI.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Create => "create",
+            Action::Update => "update",
+            Action::Extend => "extend",
+            Action::Remove => "remove",
+        }
+    }
+
+    /// The action named `s`.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|a| a.as_str() == s)
+    }
+
+    /// Whether it acts on a resource that exists (its folder must be on the base branch),
+    /// rather than making one (its folder must not be).
+    pub fn on_existing(self) -> bool {
+        self != Action::Create
+    }
+}
+
 /// What happens to a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -113,11 +159,13 @@ pub enum RequestEvent {
     Close,
     /// Proposing failed for good, or the pull request disappeared.
     Fail,
+    /// The requester (or an admin) takes it back before it is proposed.
+    Withdraw,
 }
 
 impl RequestEvent {
     /// Every event.
-    pub const ALL: [RequestEvent; 8] = [
+    pub const ALL: [RequestEvent; 9] = [
         RequestEvent::AwaitApproval,
         RequestEvent::Approve,
         RequestEvent::Reject,
@@ -126,6 +174,7 @@ impl RequestEvent {
         RequestEvent::Merge,
         RequestEvent::Close,
         RequestEvent::Fail,
+        RequestEvent::Withdraw,
     ];
 
     /// Whether a person must explain this event with a comment.
@@ -199,6 +248,8 @@ pub fn transition(from: RequestState, event: RequestEvent) -> Result<Step, Illeg
         (S::Proposing | S::Proposed, E::Merge) => S::Merged,
         (S::Proposing | S::Proposed, E::Close) => S::Closed,
         (S::Proposing | S::Proposed, E::Fail) => S::Failed,
+        // Taken back before the worker starts on it; a proposed one is closed on the forge.
+        (S::Submitted | S::AwaitingApproval | S::Approved, E::Withdraw) => S::Closed,
         _ => return Err(IllegalTransition { from, event }),
     };
     Ok(Step::new(Some(from), to, true))
@@ -334,6 +385,28 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_request_is_withdrawn_only_before_the_worker_starts_on_it() {
+        for state in RequestState::ALL {
+            let withdrawn = transition(state, E::Withdraw).map(|s| s.to);
+            match state {
+                S::Submitted | S::AwaitingApproval | S::Approved => {
+                    assert_eq!(withdrawn, Ok(S::Closed), "{state}");
+                }
+                _ => assert!(withdrawn.is_err(), "{state}"),
+            }
+        }
+    }
+
+    #[test]
+    fn actions_read_back_from_their_names_and_only_creation_makes_a_folder() {
+        for action in Action::ALL {
+            assert_eq!(Action::parse(action.as_str()), Some(action));
+            assert_eq!(action.on_existing(), action != Action::Create);
+        }
+        assert_eq!(Action::parse("delete"), None);
     }
 
     #[test]

@@ -78,7 +78,8 @@ pub struct Contract {
 }
 
 impl Contract {
-    pub fn new(uri: &str, doc: Value, greedy: &'static [&'static str]) -> Contract {
+    pub fn new(uri: &str, mut doc: Value, greedy: &'static [&'static str]) -> Contract {
+        nullable_as_json_schema(&mut doc);
         let doc = Arc::new(doc);
         let registry = Registry::new()
             .add(uri, Draft::Draft4.create_resource((*doc).clone()))
@@ -277,6 +278,23 @@ impl Contract {
         let validator = Arc::new(validator);
         cache.insert(pointer.to_owned(), validator.clone());
         validator
+    }
+}
+
+/// OpenAPI 3.0's `nullable: true` beside a `type` means the value may also be null; JSON
+/// Schema (which the validator speaks) says so with `null` among the types.
+fn nullable_as_json_schema(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            if map.get("nullable") == Some(&Value::Bool(true))
+                && let Some(Value::String(kind)) = map.get("type").cloned()
+            {
+                map.insert("type".into(), json!([kind, "null"]));
+            }
+            map.values_mut().for_each(nullable_as_json_schema);
+        }
+        Value::Array(items) => items.iter_mut().for_each(nullable_as_json_schema),
+        _ => {}
     }
 }
 

@@ -373,6 +373,22 @@ impl Model for GiteaModel {
                 let mut tree = self.repo.commits[&parent].tree.clone();
                 for file in body["files"].as_array().into_iter().flatten() {
                     let path = file["path"].as_str().unwrap_or_default();
+                    if file["operation"].as_str() == Some("delete") {
+                        match tree.get(path) {
+                            None => return not_found(),
+                            Some(old) if file["sha"].as_str() != Some(&Repo::hash("blob", old)) => {
+                                return unprocessable(format!(
+                                    "sha does not match [given: {}, expected: {}]",
+                                    file["sha"],
+                                    Repo::hash("blob", old)
+                                ));
+                            }
+                            Some(_) => {
+                                tree.remove(path);
+                                continue;
+                            }
+                        }
+                    }
                     let content = b64
                         .decode(file["content"].as_str().unwrap_or_default())
                         .ok()

@@ -269,6 +269,18 @@ impl Model for GitHubModel {
                 };
                 for entry in body["tree"].as_array().into_iter().flatten() {
                     let path = entry["path"].as_str().unwrap_or_default().to_owned();
+                    // "sha": null deletes the path (GitHub: "If both tree.sha and content are
+                    // null, the file will be deleted").
+                    if entry.get("sha").is_some_and(Value::is_null)
+                        && entry.get("content").is_none()
+                    {
+                        if tree.remove(&path).is_none() {
+                            return validation_failed(json!([format!(
+                                "tree.path {path} does not exist"
+                            )]));
+                        }
+                        continue;
+                    }
                     let content = if let Some(sha) = entry["sha"].as_str() {
                         match self.repo.blobs.get(sha) {
                             Some(c) => c.clone(),

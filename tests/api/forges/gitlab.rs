@@ -423,11 +423,15 @@ impl Model for GitLabModel {
                                 json!({"message": "A file with this name already exists"}),
                             );
                         }
-                        Some("update") if !exists => {
+                        Some("update" | "delete") if !exists => {
                             return Answer::new(
                                 400,
                                 json!({"message": "A file with this name doesn't exist"}),
                             );
+                        }
+                        Some("delete") => {
+                            tree.remove(path);
+                            continue;
                         }
                         _ => {}
                     }

@@ -31,6 +31,14 @@ macro_rules! forge_scenarios {
             }
 
             #[tokio::test]
+            async fn a_branch_that_deletes_files_holds_none_of_them_and_is_reused_when_made_again() {
+                scenarios::a_branch_that_deletes_files_holds_none_of_them_and_is_reused_when_made_again::<
+                    $model,
+                >()
+                .await
+            }
+
+            #[tokio::test]
             async fn files_and_directories_are_read_from_a_branch() {
                 scenarios::files_and_directories_are_read_from_a_branch::<$model>().await
             }

@@ -33,6 +33,7 @@ pub fn branch_spec() -> BranchSpec {
                 content: "replicas: 2\n".into(),
             },
         ],
+        removed: Vec::new(),
     }
 }
 
@@ -45,6 +46,40 @@ pub fn pull_spec() -> PullRequestSpec {
             "Requested by **Alice**: 1 GPU on gpu-sp-01.\n\n[Request 42](http://portal/requests/42)"
                 .into(),
     }
+}
+
+pub async fn a_branch_that_deletes_files_holds_none_of_them_and_is_reused_when_made_again<
+    M: Model,
+>() {
+    let fake = Fake::<M>::start().await;
+    let forge = fake.forge();
+    let spec = BranchSpec {
+        files: vec![FileChange {
+            path: "apps/shared/README.md".into(),
+            content: "Shared values moved to the cluster's folder.\n".into(),
+        }],
+        removed: vec!["apps/shared/values.yaml".into()],
+        ..branch_spec()
+    };
+
+    let sha = forge.create_branch(&spec).await.unwrap();
+    let again = forge.create_branch(&spec).await.unwrap();
+
+    assert_eq!(again, sha, "the same branch is reused, not made twice");
+    fake.with_repo(|repo| {
+        assert_eq!(repo.commits_ahead(BRANCH, "main"), 1);
+        let tree = &repo.resolve(BRANCH).unwrap().tree;
+        assert!(!tree.contains_key("apps/shared/values.yaml"), "{tree:?}");
+        assert_eq!(
+            tree.get("apps/shared/README.md").map(String::as_str),
+            Some("Shared values moved to the cluster's folder.\n")
+        );
+        assert!(
+            repo.file("main", "apps/shared/values.yaml").is_some(),
+            "main is untouched"
+        );
+    });
+    fake.assert_contract_kept();
 }
 
 /// Neither the error's message nor its debug form shows the token.

@@ -10,11 +10,13 @@
 //! leaves either all of it or none.
 
 use chrono::{DateTime, Utc};
-use mirante_domain::request::{self, IllegalTransition, RequestEvent, RequestState};
+use mirante_domain::request::{self, Action, IllegalTransition, RequestEvent, RequestState};
 use serde::Serialize;
 use sqlx::types::Json;
 
 use crate::adapters::db::{Backend, Db, DbError};
+use std::collections::BTreeMap;
+
 use mirante_domain::capacity::OverAsk;
 use mirante_domain::monorepo::FileChange;
 use mirante_domain::resource::ResourceState;
@@ -89,6 +91,32 @@ pub struct NewRequest<'a> {
     pub idempotency: Option<Idempotency<'a>>,
 }
 
+/// What a template request does to its resource: make it, or act on the one request
+/// `resource` made (`removed` lists the files a removal deletes).
+#[derive(Debug, Clone, Copy)]
+pub struct Acting<'a> {
+    /// Make, update, extend or remove.
+    pub action: Action,
+    /// The request that made the resource, for every action but `create`.
+    pub resource: Option<i64>,
+    /// The files the commit deletes.
+    pub removed: &'a [String],
+    /// The SHA-256 of each file it changes or deletes, as the base branch held it.
+    pub base_files: &'a BTreeMap<String, String>,
+}
+
+static NO_BASE_FILES: BTreeMap<String, String> = BTreeMap::new();
+
+impl Acting<'_> {
+    /// A request that makes its resource (and every catalog change).
+    pub const CREATE: Acting<'static> = Acting {
+        action: Action::Create,
+        resource: None,
+        removed: &[],
+        base_files: &NO_BASE_FILES,
+    };
+}
+
 /// A client's `Idempotency-Key` for one creation and the fingerprint of what it asked.
 #[derive(Debug, Clone, Copy)]
 pub struct Idempotency<'a> {
@@ -132,6 +160,14 @@ impl From<sqlx::Error> for CreateError {
 pub struct RequestRecord {
     /// Key.
     pub id: i64,
+    /// What it does to its resource (a catalog change: `create`).
+    pub action: Action,
+    /// The request that made the resource it acts on, for every action but `create`.
+    pub resource: Option<i64>,
+    /// The files it deletes (a removal).
+    pub removed: Vec<String>,
+    /// The SHA-256 of each file it changes or deletes, as the base branch held it when asked.
+    pub base_files: BTreeMap<String, String>,
     /// A template request or a catalog change.
     pub kind: RequestKind,
     /// The template's id.
@@ -179,6 +215,10 @@ pub struct RequestRecord {
 #[derive(sqlx::FromRow)]
 struct RequestRow {
     request_id: i64,
+    action: String,
+    resource_id: Option<i64>,
+    removed: Json<Vec<String>>,
+    base_files: Json<BTreeMap<String, String>>,
     kind: String,
     template: String,
     template_title: String,
@@ -215,6 +255,14 @@ impl TryFrom<RequestRow> for RequestRecord {
             .unwrap_or_else(|| branch_name(r.request_id, &r.slug));
         Ok(RequestRecord {
             id: r.request_id,
+            action: Action::parse(&r.action).ok_or_else(|| {
+                DbError::Sqlx(sqlx::Error::Decode(
+                    format!("unknown request action `{}`", r.action).into(),
+                ))
+            })?,
+            resource: r.resource_id,
+            removed: r.removed.0,
+            base_files: r.base_files.0,
             kind: RequestKind::parse(&r.kind)?,
             template: r.template,
             template_title: r.template_title,
@@ -339,7 +387,7 @@ impl From<sqlx::Error> for TransitionError {
     }
 }
 
-const REQUEST_COLUMNS: &str = r#"request_id, kind, template, template_title, "values", files, target,
+const REQUEST_COLUMNS: &str = r#"request_id, action, resource_id, removed, base_files, kind, template, template_title, "values", files, target,
     slug, author_user_id, author_username, author_name, author_email, state, needs_approval,
     decided_by, decided_at, decision_comment, overcommit_reason, branch, pr_number, pr_url, last_error, attempts,
     created_at, updated_at"#;
@@ -402,6 +450,17 @@ impl Db {
     pub async fn create_request(
         &self,
         kind: RequestKind,
+        r: &NewRequest<'_>,
+    ) -> Result<Created, CreateError> {
+        self.create_request_acting(kind, Acting::CREATE, r).await
+    }
+
+    /// [`Db::create_request`] for a request that does `acting` to its resource.
+    #[tracing::instrument(name = "db.create_request_acting", skip_all)]
+    pub async fn create_request_acting(
+        &self,
+        kind: RequestKind,
+        acting: Acting<'_>,
         r: &NewRequest<'_>,
     ) -> Result<Created, CreateError> {
         let steps = request::submission(r.needs_approval);
@@ -476,9 +535,10 @@ impl Db {
             let sql = r#"insert into request (template, template_title, "values", files, target,
                              slug, author_user_id, author_username, author_name, author_email,
                              state, needs_approval, attempts, created_at, updated_at, kind,
-                             idempotency_key, idempotency_fingerprint)
+                             idempotency_key, idempotency_fingerprint, action, resource_id,
+                             removed, base_files)
                          values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 0, $13, $13, $14,
-                                 $15, $16)
+                                 $15, $16, $17, $18, $19, $20)
                          returning request_id"#;
             let id: i64 = sqlx::query_scalar(sql)
                 .bind(r.template)
@@ -497,6 +557,10 @@ impl Db {
                 .bind(kind.as_str())
                 .bind(r.idempotency.map(|i| i.key))
                 .bind(r.idempotency.map(|i| i.fingerprint))
+                .bind(acting.action.as_str())
+                .bind(acting.resource)
+                .bind(Json(acting.removed))
+                .bind(Json(acting.base_files))
                 .fetch_one(&mut *tx)
                 .await?;
             // language=sql

@@ -196,11 +196,13 @@ impl Gitea {
             .get(self.repo_url(["git", "commits", tip.as_str()]))
             .await?;
         if let Some(files) = &commit.files {
-            // We never delete or rename: such a commit is not ours.
-            if files
-                .iter()
-                .any(|f| matches!(f.status.as_str(), "removed" | "deleted" | "renamed"))
-            {
+            // We never rename, and delete only the files a removal names: any other such
+            // commit is not ours.
+            if files.iter().any(|f| {
+                f.status == "renamed"
+                    || (matches!(f.status.as_str(), "removed" | "deleted")
+                        && !spec.removed.contains(&f.filename))
+            }) {
                 return Err(self.conflict(spec));
             }
         }
@@ -400,6 +402,15 @@ impl Forge for Gitea {
                 }),
             };
             files.push(entry);
+        }
+        for path in &spec.removed {
+            let sha = self.file_sha(&spec.base, path).await?.ok_or_else(|| {
+                ForgeError::Conflict(format!(
+                    "gitea: `{path}` is not on {} to be deleted",
+                    spec.base
+                ))
+            })?;
+            files.push(json!({"operation": "delete", "path": path, "sha": sha}));
         }
         let reply = self
             .api

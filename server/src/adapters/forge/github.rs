@@ -201,6 +201,15 @@ impl GitHub {
                 "sha": blob.sha,
             }));
         }
+        // A null sha deletes the path from the base tree.
+        for path in &spec.removed {
+            entries.push(json!({
+                "path": path,
+                "mode": "100644",
+                "type": "blob",
+                "sha": null,
+            }));
+        }
         let tree: Created = self
             .api
             .post(

@@ -156,7 +156,7 @@ impl GitLab {
     }
 
     /// The paths a commit adds or changes, across the diff's pages.
-    async fn changed_paths(&self, sha: &str) -> ForgeResult<BTreeSet<String>> {
+    async fn changed_paths(&self, sha: &str, removed: &[String]) -> ForgeResult<BTreeSet<String>> {
         let mut paths = BTreeSet::new();
         for page in 1.. {
             let mut url = self.project_url(["repository", "commits", sha, "diff"]);
@@ -166,8 +166,9 @@ impl GitLab {
             let diff: Vec<DiffEntry> = self.api.get(url).await?;
             let len = diff.len();
             for entry in diff {
-                if entry.deleted_file {
-                    // We never delete: a deletion means it is not our commit.
+                if entry.deleted_file && !removed.contains(&entry.new_path) {
+                    // We delete only the files a removal names: another deletion means it is
+                    // not our commit.
                     paths.insert(format!("\0deleted {}", entry.new_path));
                 } else {
                     paths.insert(entry.new_path);
@@ -190,7 +191,7 @@ impl GitLab {
         if commit.parent_ids.len() != 1 {
             return Err(self.conflict(spec));
         }
-        let changed = self.changed_paths(&commit.id).await?;
+        let changed = self.changed_paths(&commit.id, &spec.removed).await?;
         let changed = changed.iter().map(String::as_str).collect();
         if super::holds_exactly_our_files(self, &commit.id, 1, Some(changed), spec).await? {
             Ok(commit.id)
@@ -442,6 +443,9 @@ impl Forge for GitLab {
                 "content": file.content,
                 "encoding": "text",
             }));
+        }
+        for path in &spec.removed {
+            actions.push(json!({"action": "delete", "file_path": path}));
         }
         let reply = self
             .api

@@ -280,6 +280,7 @@ mod tests {
                 email: "rui@example.org".into(),
             },
             files,
+            removed: Vec::new(),
         }
     }
 

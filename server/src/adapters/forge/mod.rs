@@ -174,14 +174,23 @@ pub(crate) async fn holds_exactly_our_files(
         return Ok(false);
     }
     if let Some(changed) = changed {
-        let ours: std::collections::BTreeSet<&str> =
-            spec.files.iter().map(|f| f.path.as_str()).collect();
+        let ours: std::collections::BTreeSet<&str> = spec
+            .files
+            .iter()
+            .map(|f| f.path.as_str())
+            .chain(spec.removed.iter().map(String::as_str))
+            .collect();
         if changed != ours {
             return Ok(false);
         }
     }
     for file in &spec.files {
         if forge.read_file(tip, &file.path).await?.as_deref() != Some(file.content.as_str()) {
+            return Ok(false);
+        }
+    }
+    for path in &spec.removed {
+        if forge.read_file(tip, path).await?.is_some() {
             return Ok(false);
         }
     }

@@ -103,8 +103,13 @@ fn locked_by(repo: &Repository, refname: &str) -> String {
     }
 }
 
-/// The tree of `base` with `files` added or replaced.
-fn tree_with(repo: &Repository, base: Oid, files: &[FileChange]) -> GitResult<Oid> {
+/// The tree of `base` with `files` added or replaced and `removed` deleted.
+fn tree_with(
+    repo: &Repository,
+    base: Oid,
+    files: &[FileChange],
+    removed: &[String],
+) -> GitResult<Oid> {
     let base_tree = repo
         .find_commit(base)
         .and_then(|c| c.tree())
@@ -127,6 +132,19 @@ fn tree_with(repo: &Repository, base: Oid, files: &[FileChange]) -> GitResult<Oi
         let blob = repo.blob(file.content.as_bytes()).map_err(git_error)?;
         update.upsert(file.path.as_str(), blob, FileMode::Blob);
     }
+    for path in removed {
+        if !is_safe_path(path) || !seen.insert(path.as_str()) {
+            return Err(GitError::Rejected(format!(
+                "`{path}` cannot be deleted in this commit (not a safe path, or also written)"
+            )));
+        }
+        if base_tree.get_path(Path::new(path)).is_err() {
+            return Err(GitError::Rejected(format!(
+                "`{path}` is not on the base to be deleted"
+            )));
+        }
+        update.remove(path.as_str());
+    }
     update
         .create_updated(repo, &base_tree)
         .map_err(|e| GitError::Rejected(format!("cannot build the commit: {}", e.message())))
@@ -137,7 +155,7 @@ fn tree_with(repo: &Repository, base: Oid, files: &[FileChange]) -> GitResult<Oi
 /// other content is a conflict.
 fn create_branch_in(repo: &Repository, spec: &BranchSpec) -> GitResult<String> {
     let name = branch_ref(&spec.branch)?;
-    if spec.files.is_empty() {
+    if spec.files.is_empty() && spec.removed.is_empty() {
         return Err(GitError::Rejected(
             "a commit needs at least one file".into(),
         ));
@@ -147,7 +165,7 @@ fn create_branch_in(repo: &Repository, spec: &BranchSpec) -> GitResult<String> {
     }
     let base = tip(repo, &spec.base)?
         .ok_or_else(|| GitError::NotFound(format!("base branch `{}`", spec.base)))?;
-    let tree_id = tree_with(repo, base, &spec.files)?;
+    let tree_id = tree_with(repo, base, &spec.files, &spec.removed)?;
     let tree = repo.find_tree(tree_id).map_err(git_error)?;
     let parent = repo.find_commit(base).map_err(git_error)?;
     let author = signature(&spec.author.name, &spec.author.email);
@@ -193,7 +211,7 @@ fn reuse(repo: &Repository, existing: Oid, spec: &BranchSpec) -> GitResult<Strin
     let commit = repo.find_commit(existing).map_err(git_error)?;
     if commit.parent_count() == 1 {
         let parent = commit.parent_id(0).map_err(git_error)?;
-        if tree_with(repo, parent, &spec.files)? == commit.tree_id() {
+        if tree_with(repo, parent, &spec.files, &spec.removed)? == commit.tree_id() {
             return Ok(existing.to_string());
         }
     }
@@ -324,6 +342,7 @@ mod tests {
                     path: format!("{name}/README.md"),
                     content: "x\n".into(),
                 }],
+                removed: Vec::new(),
             },
         )
     }

@@ -488,6 +488,7 @@ impl Worker {
                         .unwrap_or_else(|| format!("{}@users.mirante", request.author.username)),
                 },
                 files: request.files.clone(),
+                removed: request.removed.clone(),
             })
             .await?;
         failpoint("after-branch");
@@ -529,6 +530,23 @@ impl Worker {
     async fn check_base(&self, request: &RequestRecord) -> Result<(), StepError> {
         let base = &self.settings.base_branch;
         match request.kind {
+            RequestKind::Template if request.action.on_existing() => {
+                if !self.forge.path_exists(base, &request.target).await? {
+                    return Err(StepError::Permanent(format!(
+                        "the resource's folder `{}` is no longer on `{base}`",
+                        request.target
+                    )));
+                }
+                for (path, expected) in &request.base_files {
+                    let now = self.forge.read_file(base, path).await?;
+                    if now.as_deref().map(content_sha256).as_deref() != Some(expected.as_str()) {
+                        return Err(StepError::Permanent(format!(
+                            "`{path}` changed on `{base}` since this request was made; ask \
+                             again from the resource's page to start from what is there now"
+                        )));
+                    }
+                }
+            }
             RequestKind::Template => {
                 if self.forge.path_exists(base, &request.target).await? {
                     return Err(StepError::Permanent(format!(
