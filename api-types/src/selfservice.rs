@@ -1,7 +1,7 @@
 //! Self-service: templates, previews, requests and their timelines.
 
 use chrono::{DateTime, Utc};
-use mirante_domain::request::RequestState;
+use mirante_domain::request::{Action, RequestState};
 use mirante_domain::resource::ResourceState;
 use mirante_domain::selfservice::{Approval, Localized, TemplateManifest};
 use serde::{Deserialize, Serialize};
@@ -51,6 +51,27 @@ pub struct RequestInput {
     /// a day old; without it, now.
     #[serde(default)]
     pub at: Option<DateTime<Utc>>,
+}
+
+/// What a request on an existing resource asks:
+/// `{"kind": "update"|"extend"|"remove", "values": {...}}`. For `update`, `values` holds the
+/// parameters that change (the others keep the resource's current values); for `extend`, the
+/// new `days` (counted from today); for `remove`, nothing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ResourceRequestInput {
+    /// `update`, `extend` or `remove`.
+    #[cfg_attr(feature = "openapi", schema(value_type = String, example = "extend"))]
+    pub kind: Action,
+    /// The values that change, by parameter name.
+    #[serde(default = "empty_object")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub values: serde_json::Value,
+}
+
+fn empty_object() -> serde_json::Value {
+    serde_json::Value::Object(serde_json::Map::new())
 }
 
 /// How a file compares with the base branch.
@@ -109,6 +130,11 @@ pub struct Preview {
 pub struct RequestSummary {
     /// Its id.
     pub id: i64,
+    /// What it does to its resource: `create` (and every catalog change), `update`,
+    /// `extend` or `remove`.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, example = "create"))]
+    pub action: Action,
     /// The template's id.
     pub template: String,
     /// The template's title.
@@ -180,6 +206,9 @@ pub struct RequestDetail {
     pub values: serde_json::Value,
     /// The files, exactly as previewed.
     pub files: Vec<RequestFile>,
+    /// The files it deletes (a removal), exactly as previewed.
+    #[serde(default)]
+    pub removed: Vec<String>,
     /// `mirante/<id>-<slug>`.
     pub branch: String,
     /// Whether an admin must approve it.
@@ -200,6 +229,10 @@ pub struct RequestDetail {
     pub can_decide: bool,
     /// Whether the caller may merge it now (local forge).
     pub can_merge: bool,
+    /// Whether the caller (its author, or an admin) may withdraw it now: before the worker
+    /// starts proposing it.
+    #[serde(default)]
+    pub can_withdraw: bool,
     /// Whether the caller, an admin, would decide or merge it now but made it themselves:
     /// the four-eyes rule leaves that to another admin.
     pub another_admin_decides: bool,
@@ -272,6 +305,7 @@ mod tests {
         let detail = RequestDetail {
             summary: RequestSummary {
                 id: 7,
+                action: Action::Extend,
                 template: "gpu-workspace".into(),
                 template_title: "GPU workspace".into(),
                 target: "workspaces/rui-llm".into(),
@@ -288,6 +322,7 @@ mod tests {
                 path: "workspaces/rui-llm/quota.yaml".into(),
                 content: "gpus: 2\n".into(),
             }],
+            removed: vec!["workspaces/rui-llm/old.yaml".into()],
             branch: "mirante/7-rui-llm".into(),
             needs_approval: true,
             decided_by: Some("ada".into()),
@@ -306,6 +341,7 @@ mod tests {
             }],
             can_decide: false,
             can_merge: true,
+            can_withdraw: false,
             another_admin_decides: false,
             resource: None,
         };

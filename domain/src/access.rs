@@ -103,6 +103,18 @@ pub fn may_view_request(user_id: i64, viewer: &Viewer, author_user_id: i64) -> b
     sees_all_requests(viewer) || user_id == author_user_id
 }
 
+/// Whether `principal` may take back a request made by `author_user_id` (before it is
+/// proposed): its author, or an admin.
+pub fn may_withdraw_request(principal: &Principal, author_user_id: i64) -> bool {
+    principal.viewer.role == Role::Admin || principal.user_id == author_user_id
+}
+
+/// Whether `principal` may ask to update, extend or remove a resource owned by
+/// `owner_user_id`: its owner, or an admin.
+pub fn may_act_on_resource(principal: &Principal, owner_user_id: i64) -> bool {
+    principal.viewer.role == Role::Admin || principal.user_id == owner_user_id
+}
+
 /// Whether `viewer` may approve or reject requests.
 pub fn may_decide_request(viewer: &Viewer) -> bool {
     viewer.role == Role::Admin

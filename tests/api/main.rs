@@ -14,6 +14,7 @@ mod auth;
 mod capacity;
 mod catalog;
 mod catalog_changes;
+mod day_two;
 mod exports;
 mod forges;
 mod health;

@@ -22,6 +22,7 @@
 //! | [`SelfService::preview_catalog_change`] / [`SelfService::submit_catalog_change`] | admin | an item's state, qualifier and evidence changed in its catalog file, proposed with no approval step |
 
 mod catalog_change;
+mod day_two;
 mod diff;
 mod dto;
 mod error;
@@ -40,14 +41,15 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use mirante_domain::access::{self, Principal};
 use mirante_domain::capacity::{Claim, Cluster, ClusterCapacity, OverAsk, Workspace, ledger};
-use mirante_domain::selfservice::CatalogContext;
+use mirante_domain::selfservice::{CatalogContext, TemplateManifest};
 use mirante_domain::{
     Diagnostic,
-    request::{RequestEvent, RequestState},
+    request::{self, RequestEvent, RequestState},
     selfservice::Approval,
 };
 use serde_json::Value;
 
+use crate::adapters::db::requests::Acting;
 use crate::adapters::db::requests::Author;
 use crate::adapters::db::requests::CapacityGuard;
 use crate::adapters::db::requests::Change;
@@ -110,6 +112,8 @@ pub(crate) struct Draft<'a> {
     pub(crate) needs_approval: bool,
     /// What was asked, for the idempotency check (see [`fingerprint`]).
     pub(crate) fingerprint: String,
+    /// What it does to its resource.
+    pub(crate) acting: Acting<'a>,
 }
 
 /// What a creating call did: the request, and whether an earlier call with the same
@@ -278,18 +282,20 @@ impl SelfService {
         })
     }
 
-    /// Validates and renders, then checks against the monorepo: the target directory must
-    /// not exist on the base branch.
-    async fn render(
+    /// Validates and renders `values` with template `id` (one `principal` may use) for `at`;
+    /// the rendered files and the template's manifest.
+    pub(crate) async fn render_values(
         &self,
         principal: &Principal,
-        input: &RequestInput,
-    ) -> Result<(Rendered, bool, String), ServiceError> {
+        id: &str,
+        values: &Value,
+        at: DateTime<Utc>,
+    ) -> Result<(Rendered, TemplateManifest), ServiceError> {
         let set = self.template_set().await;
         let template = set
-            .get(&input.template)
+            .get(id)
             .filter(|t| access::may_use_template(&principal.viewer, &t.manifest().access))
-            .ok_or_else(|| ServiceError::NotFound(format!("no template `{}`", input.template)))?;
+            .ok_or_else(|| ServiceError::NotFound(format!("no template `{id}`")))?;
         let snapshot = self.catalog.current().snapshot.clone();
         let viewer = &principal.viewer;
         let ctx = RenderContext {
@@ -299,20 +305,37 @@ impl SelfService {
                 name: viewer.name.clone(),
                 email: viewer.email.clone(),
             },
-            now: render_time(input.at)?,
+            now: at,
             namespaces: if uses_own_namespaces(template.manifest()) {
                 self.own_namespaces(principal).await?
             } else {
                 None
             },
         };
-        let rendered = template.render(&input.values, &ctx).map_err(|e| match e {
+        let rendered = template.render(values, &ctx).map_err(|e| match e {
             RenderError::Invalid(fields) => ServiceError::Invalid(fields),
-            RenderError::Template(m) => ServiceError::Internal(anyhow::anyhow!(
-                "template `{}` is broken: {m}",
-                input.template
-            )),
+            RenderError::Template(m) => {
+                ServiceError::Internal(anyhow::anyhow!("template `{id}` is broken: {m}"))
+            }
         })?;
+        Ok((rendered, template.manifest().clone()))
+    }
+
+    /// Validates and renders, then checks against the monorepo: the target directory must
+    /// not exist on the base branch.
+    async fn render(
+        &self,
+        principal: &Principal,
+        input: &RequestInput,
+    ) -> Result<(Rendered, bool, String), ServiceError> {
+        let (rendered, manifest) = self
+            .render_values(
+                principal,
+                &input.template,
+                &input.values,
+                render_time(input.at)?,
+            )
+            .await?;
         if self
             .forge()
             .path_exists(&self.base_branch, &rendered.target)
@@ -324,15 +347,14 @@ impl SelfService {
                 rendered.target, self.base_branch
             )));
         }
-        let manifest = template.manifest();
-        if let Some((cluster, gpus)) = capacity::gpu_parameters(manifest)
+        if let Some((cluster, gpus)) = capacity::gpu_parameters(&manifest)
             && let (Some(Value::String(id)), Some(asked)) = (
                 rendered.values.get(cluster),
                 rendered.values.get(gpus).and_then(Value::as_u64),
             )
         {
             let ledger = self.capacity().await?;
-            if let Some(c) = ledger.iter().find(|c| &c.id == id)
+            if let Some(c) = ledger.iter().find(|c| c.id == *id)
                 && let Err(refused) = c.check(asked)
             {
                 return Err(ServiceError::Invalid(vec![refused.field_error(gpus)]));
@@ -455,6 +477,7 @@ impl SelfService {
                     "template": input.template,
                     "values": input.values,
                 })),
+                acting: Acting::CREATE,
             },
             key,
             |record| {
@@ -489,8 +512,9 @@ impl SelfService {
         };
         let created = self
             .db
-            .create_request(
+            .create_request_acting(
                 draft.kind,
+                draft.acting,
                 &NewRequest {
                     template: draft.template,
                     template_title: draft.title,
@@ -568,6 +592,7 @@ impl SelfService {
                     content: f.content.clone(),
                 })
                 .collect(),
+            removed: r.removed.clone(),
             branch: r.branch.clone(),
             needs_approval: r.needs_approval,
             decided_by: r.decided_by.clone(),
@@ -583,6 +608,8 @@ impl SelfService {
                 && own_allowed
                 && r.state == RequestState::Proposed
                 && self.forge().kind() == ForgeKind::Local,
+            can_withdraw: access::may_withdraw_request(principal, r.author.user_id)
+                && request::transition(r.state, RequestEvent::Withdraw).is_ok(),
             another_admin_decides: access::may_decide_request(viewer)
                 && !own_allowed
                 && (mirante_domain::request::awaits_decision(r.state)

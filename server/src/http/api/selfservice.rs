@@ -30,6 +30,7 @@ use crate::app::selfservice::service::TemplateSummary;
 use crate::http::auth::Principal;
 use crate::http::error::{ApiError, ApiPath, ErrorBody};
 use crate::http::state::AppState;
+use mirante_api_types::selfservice::ResourceRequestInput;
 
 /// The self-service routes.
 pub(crate) fn router() -> OpenApiRouter<AppState> {
@@ -44,6 +45,8 @@ pub(crate) fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(merge))
         .routes(routes!(preview_catalog_change))
         .routes(routes!(submit_catalog_change))
+        .routes(routes!(ask_on_resource))
+        .routes(routes!(withdraw))
 }
 
 impl From<ServiceError> for ApiError {
@@ -365,6 +368,70 @@ pub(crate) struct ReviewDecision {
     /// than it asks for. Without it such an approval is refused (409, `exceeds_free_capacity`).
     #[serde(default)]
     pub overcommit_reason: Option<String>,
+}
+
+/// Asks to update, extend or remove a resource (its owner, or an admin): the change is
+/// checked, its files rendered (or, for a removal, the folder's files listed for deletion)
+/// and stored as a request of its own, with the same journey as the one that made the
+/// resource. An update waits for an admin where the template asks for approval; an extension
+/// and a removal do not.
+#[utoipa::path(
+    post,
+    path = "/api/v1/resources/{id}/requests",
+    tag = "self-service",
+    params(
+        ("id" = i64, Path, description = "Resource id (the id of the request that made it)"),
+        ("Idempotency-Key" = Option<String>, Header, description = "A name for this creation (1 to 255 visible ASCII characters): sent again with the same body, it answers the request the first call made (`Idempotent-Replayed: true`) instead of making another"),
+    ),
+    request_body = ResourceRequestInput,
+    responses(
+        (status = 201, description = "The new request as stored, or as an earlier call with the same Idempotency-Key stored it", body = RequestDetail,
+            headers(("Idempotent-Replayed" = String, description = "`true` when an earlier call made this request"))),
+        (status = 400, description = "Not a JSON request, a `kind` that is none of the four, or a malformed Idempotency-Key", body = ErrorBody),
+        (status = 401, description = "Not signed in", body = ErrorBody),
+        (status = 403, description = "Not the resource's owner nor an admin", body = ErrorBody),
+        (status = 404, description = "No such resource for the caller", body = ErrorBody),
+        (status = 409, description = "The resource's files are not on the base branch (not merged yet, or removed), or an open request already acts on it (`request` names it)", body = ErrorBody),
+        (status = 422, description = "Invalid values: `details` lists every field (an extension changes only `days`; values that would move the resource or change nothing are refused; more GPUs than the cluster has free is code `exceeds_free_capacity`); or an Idempotency-Key used before with another body", body = ErrorBody),
+        (status = 503, description = "The forge is unavailable", body = ErrorBody),
+    )
+)]
+pub(crate) async fn ask_on_resource(
+    State(service): State<Arc<SelfService>>,
+    Extension(principal): Extension<Principal>,
+    ApiPath(id): ApiPath<i64>,
+    headers: HeaderMap,
+    input: Result<Json<ResourceRequestInput>, JsonRejection>,
+) -> Result<CreatedAnswer, ApiError> {
+    let key = idempotency_key(&headers)?;
+    let input = body(input)?;
+    Ok(created(
+        service.ask_on_resource(&principal, id, &input, key).await?,
+    ))
+}
+
+/// Takes a request back before it is proposed (its author, or an admin): it is closed, and
+/// the timeline says who withdrew it. A proposed request is withdrawn by closing its pull
+/// request.
+#[utoipa::path(
+    post,
+    path = "/api/v1/requests/{id}/withdraw",
+    tag = "self-service",
+    params(("id" = i64, Path, description = "Request id")),
+    responses(
+        (status = 200, description = "The request, closed", body = RequestDetail),
+        (status = 401, description = "Not signed in", body = ErrorBody),
+        (status = 403, description = "Not the request's author nor an admin", body = ErrorBody),
+        (status = 404, description = "No such request for the caller", body = ErrorBody),
+        (status = 409, description = "The request is being proposed or past that", body = ErrorBody),
+    )
+)]
+pub(crate) async fn withdraw(
+    State(service): State<Arc<SelfService>>,
+    Extension(principal): Extension<Principal>,
+    ApiPath(id): ApiPath<i64>,
+) -> Result<Json<RequestDetail>, ApiError> {
+    Ok(Json(service.withdraw(&principal, id).await?))
 }
 
 /// Approves a request awaiting approval (admins); the worker proposes it next.

@@ -140,11 +140,23 @@ pub const ROUTES: &[(Methods, &str, Access)] = &[
     ),
     (Methods::Post, "/api/v1/requests/{id}/reject", Access::Admin),
     (Methods::Post, "/api/v1/requests/{id}/merge", Access::Admin),
+    // The author (or an admin: `may_withdraw_request`) takes a request back.
+    (
+        Methods::Post,
+        "/api/v1/requests/{id}/withdraw",
+        Access::SignedIn,
+    ),
     // GPU capacity: what every researcher sees next to the GPU form.
     (Methods::Read, "/api/v1/capacity", Access::SignedIn),
     // What the requests made; who sees which resource is `may_view_request` on its owner.
     (Methods::Read, "/api/v1/resources", Access::SignedIn),
     (Methods::Read, "/api/v1/resources/{id}", Access::SignedIn),
+    // Day two: the owner (or an admin: `may_act_on_resource`) updates, extends or removes it.
+    (
+        Methods::Post,
+        "/api/v1/resources/{id}/requests",
+        Access::SignedIn,
+    ),
     (Methods::Post, "/api/v1/forge/webhook", Access::Public),
     // The roadmap, its exports and the status badges (for READMEs and wikis) read the catalog;
     // the lint's findings are an admin dashboard.

@@ -9,7 +9,7 @@ use serde_json::{Map, json};
 use super::{Draft, SelfService, ServiceError, Submitted, fingerprint, unified_diff};
 use crate::{
     adapters::{
-        db::requests::RequestKind,
+        db::requests::{Acting, RequestKind},
         forge::{DirLimits, FileChange, ForgeError, ForgeKind},
     },
     app::{
@@ -266,6 +266,7 @@ impl SelfService {
                 slug: &slug,
                 needs_approval: false,
                 fingerprint: fingerprint(&json!({"item": id, "change": input})),
+                acting: Acting::CREATE,
             },
             key,
             |_| {

@@ -10,6 +10,7 @@ use crate::adapters::db::requests::{RequestRecord, TransitionRecord};
 
 pub(super) fn request_summary(r: &RequestRecord) -> RequestSummary {
     RequestSummary {
+        action: r.action,
         id: r.id,
         template: r.template.clone(),
         template_title: r.template_title.clone(),

@@ -1,0 +1,201 @@
+//! Day two on the local forge: a resource that exists is extended, updated and removed through
+//! requests of their own (each a branch and a pull request, merged like the first), a request
+//! is withdrawn before it is proposed, and a file changed by hand since a request was made
+//! fails it instead of being overwritten.
+
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+use crate::requests::wait_for_state;
+
+const FOLDER: &str = "apps/sp/gpu-sp-01/workspaces/nlp";
+
+fn workspace(name: &str) -> Value {
+    json!({
+        "template": "gpu-workspace",
+        "values": {"name": name, "cluster": "gpu-sp-01", "gpus": 1, "purpose": "thesis"}
+    })
+}
+
+/// Rui's workspace `nlp`, approved by Ada and merged: the resource's id.
+async fn merged_workspace(app: &TestApp, rui: &reqwest::Client) -> i64 {
+    let id = app
+        .post_json(rui, "/api/v1/requests", &workspace("nlp"), 201)
+        .await["id"]
+        .as_i64()
+        .unwrap();
+    app.post_json(
+        &app.client,
+        &format!("/api/v1/requests/{id}/approve"),
+        &json!({}),
+        200,
+    )
+    .await;
+    wait_for_state(app, rui, id, "proposed").await;
+    app.post_json(
+        &app.client,
+        &format!("/api/v1/requests/{id}/merge"),
+        &json!({}),
+        200,
+    )
+    .await;
+    id
+}
+
+/// What the base branch holds under `dir`, as sorted paths.
+fn on_main(app: &TestApp, dir: &str) -> Vec<String> {
+    let repo = git2::Repository::open(app.data_dir.join("monorepo")).unwrap();
+    let tree = repo
+        .find_reference("refs/heads/main")
+        .unwrap()
+        .peel_to_tree()
+        .unwrap();
+    let mut paths = Vec::new();
+    tree.walk(git2::TreeWalkMode::PreOrder, |root, entry| {
+        let path = format!("{root}{}", entry.name().unwrap_or_default());
+        if path.starts_with(dir) && entry.kind() == Some(git2::ObjectType::Blob) {
+            paths.push(path);
+        }
+        git2::TreeWalkResult::Ok
+    })
+    .unwrap();
+    paths
+}
+
+fn free_on_sp(capacity: &Value) -> i64 {
+    capacity["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "gpu-sp-01")
+        .unwrap()["free"]
+        .as_i64()
+        .unwrap()
+}
+
+on_both_databases! {
+    async fn a_workspace_is_extended_then_removed_through_pull_requests_and_its_gpu_is_free_again(backend: Backend) {
+        let app = spawn_app_with(backend, CatalogSetup::Embedded).await;
+        let rui = app.dev_browser("rui").await;
+        let id = merged_workspace(&app, &rui).await;
+        let path = format!("/api/v1/resources/{id}/requests");
+        let in_60_days = (chrono::Utc::now().date_naive() + chrono::Days::new(60)).to_string();
+
+        // Extended by 60 days: no approval, proposed at once, only the expiry lines change.
+        let extension = app.post_json(&rui, &path, &json!({"kind": "extend", "values": {"days": 60}}), 201).await;
+        let extension_id = extension["id"].as_i64().unwrap();
+        assert_eq!(extension["action"], "extend", "{extension}");
+        assert_eq!(extension["needs_approval"], false);
+        assert_eq!(extension["resource"], id, "it acts on the resource");
+        let files = extension["files"].as_array().unwrap();
+        assert!(!files.is_empty());
+        assert!(files.iter().all(|f| f["path"].as_str().unwrap().starts_with(FOLDER)), "{extension}");
+        assert!(files.iter().any(|f| f["content"].as_str().unwrap().contains(&in_60_days)), "{extension}");
+        wait_for_state(&app, &rui, extension_id, "proposed").await;
+        app.post_json(&app.client, &format!("/api/v1/requests/{extension_id}/merge"), &json!({}), 200).await;
+        let extended = app.get_json_as(&rui, &format!("/api/v1/resources/{id}"), 200).await;
+        assert_eq!(extended["expires"], in_60_days.as_str(), "{extended}");
+        assert_eq!(extended["requests"], json!([id, extension_id]));
+
+        // Two GPUs where the cluster has one: refused, on the GPUs field.
+        let refused = app.post_json(&rui, &path, &json!({"kind": "update", "values": {"gpus": 2}}), 422).await;
+        assert_eq!(refused["details"][0]["field"], "gpus", "{refused}");
+        assert_eq!(free_on_sp(&app.get_json_as(&rui, "/api/v1/capacity", 200).await), 0);
+
+        // Removed: the pull request deletes every file of the folder.
+        let before: Vec<String> = on_main(&app, FOLDER);
+        assert!(!before.is_empty());
+        let removal = app.post_json(&rui, &path, &json!({"kind": "remove"}), 201).await;
+        let removal_id = removal["id"].as_i64().unwrap();
+        assert_eq!(removal["action"], "remove");
+        assert_eq!(removal["files"], json!([]));
+        let mut removed: Vec<String> = removal["removed"].as_array().unwrap().iter().map(|p| p.as_str().unwrap().to_owned()).collect();
+        removed.sort();
+        assert_eq!(removed, before);
+        wait_for_state(&app, &rui, removal_id, "proposed").await;
+        app.post_json(&app.client, &format!("/api/v1/requests/{removal_id}/merge"), &json!({}), 200).await;
+
+        assert_eq!(on_main(&app, FOLDER), Vec::<String>::new(), "the folder is gone from main");
+        let gone = app.get_json_as(&rui, &format!("/api/v1/resources/{id}"), 200).await;
+        assert_eq!(gone["state"], "removed", "{gone}");
+        assert_eq!(free_on_sp(&app.get_json_as(&rui, "/api/v1/capacity", 200).await), 1, "the GPU is free again");
+        let next = app.post_json(&rui, "/api/v1/requests", &workspace("vision"), 201).await;
+        assert_eq!(next["state"], "awaiting_approval", "{next}");
+        let again = app.post_json(&rui, &path, &json!({"kind": "extend", "values": {"days": 10}}), 409).await;
+        assert!(again["error"].as_str().unwrap().contains("removed"), "{again}");
+    }
+
+    async fn a_request_is_withdrawn_by_its_author_before_it_is_proposed_and_not_after(backend: Backend) {
+        let app = spawn_app_with(backend, CatalogSetup::Embedded).await;
+        let rui = app.dev_browser("rui").await;
+        let waiting = app.post_json(&rui, "/api/v1/requests", &workspace("nlp"), 201).await;
+        let id = waiting["id"].as_i64().unwrap();
+        assert_eq!(waiting["can_withdraw"], true, "{waiting}");
+
+        let withdrawn = app.post_json(&rui, &format!("/api/v1/requests/{id}/withdraw"), &json!({}), 200).await;
+
+        assert_eq!(withdrawn["state"], "closed", "{withdrawn}");
+        assert_eq!(withdrawn["can_withdraw"], false);
+        let last = withdrawn["timeline"].as_array().unwrap().last().unwrap().clone();
+        assert_eq!((last["actor"].as_str(), last["comment"].as_str()), (Some("rui"), Some("withdrawn")), "{last}");
+        app.post_json(&app.client, &format!("/api/v1/requests/{id}/approve"), &json!({}), 409).await;
+        // Nothing is held for it any more: the folder can be asked for again.
+        let again = app.post_json(&rui, "/api/v1/requests", &workspace("nlp"), 201).await;
+        let again_id = again["id"].as_i64().unwrap();
+        // Someone else's request does not exist for a researcher; an admin may withdraw it.
+        let bia = app.with_token(&seed_token(&app.db, "bia", &[]).await);
+        app.post_json(&bia, &format!("/api/v1/requests/{again_id}/withdraw"), &json!({}), 404).await;
+        app.post_json(&app.client, &format!("/api/v1/requests/{again_id}/approve"), &json!({}), 200).await;
+        wait_for_state(&app, &rui, again_id, "proposed").await;
+        let late = app.post_json(&rui, &format!("/api/v1/requests/{again_id}/withdraw"), &json!({}), 409).await;
+        assert!(late["error"].as_str().unwrap().contains("closing its pull request"), "{late}");
+    }
+
+    async fn only_the_owner_or_an_admin_changes_a_resource_and_only_once_its_files_are_merged(backend: Backend) {
+        let app = spawn_app_with(backend, CatalogSetup::Embedded).await;
+        let rui = app.dev_browser("rui").await;
+        let pending = app.post_json(&rui, "/api/v1/requests", &workspace("draft"), 201).await["id"].as_i64().unwrap();
+        let not_yet = app.post_json(&rui, &format!("/api/v1/resources/{pending}/requests"), &json!({"kind": "remove"}), 409).await;
+        assert!(not_yet["error"].as_str().unwrap().contains("pending"), "{not_yet}");
+        let id = merged_workspace(&app, &rui).await;
+        let path = format!("/api/v1/resources/{id}/requests");
+
+        let bia = app.with_token(&seed_token(&app.db, "bia", &[]).await);
+        app.post_json(&bia, &path, &json!({"kind": "remove"}), 404).await;
+        let create = app.post_json(&rui, &path, &json!({"kind": "create"}), 422).await;
+        assert_eq!(create["details"][0]["field"], "kind", "{create}");
+        let too_much = app.post_json(&rui, &path, &json!({"kind": "extend", "values": {"days": 10, "gpus": 1}}), 422).await;
+        assert_eq!(too_much["details"][0]["field"], "gpus", "{too_much}");
+        let no_days = app.post_json(&rui, &path, &json!({"kind": "extend", "values": {}}), 422).await;
+        assert_eq!(no_days["details"][0]["field"], "days", "{no_days}");
+        let moved = app.post_json(&rui, &path, &json!({"kind": "update", "values": {"name": "elsewhere"}}), 422).await;
+        assert!(moved["details"][0]["message"].as_str().unwrap().contains("would move"), "{moved}");
+        let bad_kind = app.post_json(&rui, &path, &json!({"kind": "explode"}), 400).await;
+        assert!(bad_kind["error"].as_str().unwrap().contains("`update`, `extend`, `remove`"), "{bad_kind}");
+        // An admin may; and while that request is open, a second one is refused naming it.
+        let update = app.post_json(&app.client, &path, &json!({"kind": "update", "values": {"memory_gib": 64}}), 201).await;
+        assert_eq!(update["state"], "awaiting_approval", "an update asks for approval as the template does");
+        let second = app.post_json(&rui, &path, &json!({"kind": "remove"}), 409).await;
+        assert_eq!(second["request"], update["id"], "{second}");
+    }
+
+    async fn a_file_changed_by_hand_since_the_request_fails_it_instead_of_being_overwritten(backend: Backend) {
+        let app = spawn_app_with(backend, CatalogSetup::Embedded).await;
+        let rui = app.dev_browser("rui").await;
+        let id = merged_workspace(&app, &rui).await;
+        let update = app.post_json(&rui, &format!("/api/v1/resources/{id}/requests"), &json!({"kind": "update", "values": {"memory_gib": 64}}), 201).await;
+        let update_id = update["id"].as_i64().unwrap();
+        let changed = update["files"].as_array().unwrap().iter().find(|f| f["path"].as_str().unwrap().ends_with("resourcequota.yaml")).expect("the quota changes").clone();
+        let quota = changed["path"].as_str().unwrap();
+        commit_on_main(&app.data_dir.join("monorepo"), "quota raised by hand", &[(quota, Some("# raised by hand\n"))]);
+
+        app.post_json(&app.client, &format!("/api/v1/requests/{update_id}/approve"), &json!({}), 200).await;
+        let failed = wait_for_state(&app, &rui, update_id, "failed").await;
+
+        let error = failed["last_error"].as_str().unwrap();
+        assert!(error.contains(quota) && error.contains("changed on `main`"), "{error}");
+        let repo = git2::Repository::open(app.data_dir.join("monorepo")).unwrap();
+        let blob = repo.revparse_single(&format!("main:{quota}")).unwrap().peel_to_blob().unwrap();
+        assert_eq!(blob.content(), b"# raised by hand\n", "the hand-made change stands");
+    }
+}
