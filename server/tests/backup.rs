@@ -108,7 +108,7 @@ async fn seed_request(db: &Db, name: &str) -> i64 {
 
 async fn request_ids(database_url: &str) -> Vec<i64> {
     let db = open(database_url).await;
-    let Db::Sqlite(pool) = &db else {
+    let mirante::adapters::db::Pool::Sqlite(pool) = db.pool() else {
         unreachable!()
     };
     let ids = sqlx::query_scalar("select request_id from request order by request_id")

@@ -4,7 +4,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::adapters::db::{Db, DbError};
+use crate::adapters::db::{Db, DbError, Pool};
 
 /// A claimed outbox row.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -49,8 +49,8 @@ impl Db {
         now_ms: i64,
         lease_ms: i64,
     ) -> Result<Option<Job>, DbError> {
-        let job = match self {
-            Db::Sqlite(pool) => {
+        let job = match &self.pool {
+            Pool::Sqlite(pool) => {
                 // language=sqlite
                 let sql = "update request_job
                            set lease_owner = $1, lease_until_ms = $2, attempts = attempts + 1
@@ -67,7 +67,7 @@ impl Db {
                     .fetch_optional(pool)
                     .await?
             }
-            Db::Postgres(pool) => {
+            Pool::Postgres(pool) => {
                 // language=postgresql
                 let sql = "update request_job
                            set lease_owner = $1, lease_until_ms = $2, attempts = attempts + 1

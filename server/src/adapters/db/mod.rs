@@ -10,13 +10,15 @@
 /// per database, so the same statement text serves both.
 macro_rules! on_db {
     ($db:expr, |$pool:ident| $body:expr) => {
-        match $db {
-            Db::Sqlite($pool) => $body,
-            Db::Postgres($pool) => $body,
+        match &$db.pool {
+            $crate::adapters::db::Pool::Sqlite($pool) => $body,
+            $crate::adapters::db::Pool::Postgres($pool) => $body,
         }
     };
 }
 
+#[macro_use]
+pub mod notifications;
 pub mod deployments;
 pub mod jobs;
 pub mod local_pulls;
@@ -146,13 +148,43 @@ impl DbError {
     }
 }
 
-/// A connection pool to one of the supported databases. Cheap to clone.
+/// A connection pool to one of the supported databases, and who is told about what a
+/// request's steps do (the notification outbox's rules). Cheap to clone.
 #[derive(Debug, Clone)]
-pub enum Db {
+pub struct Db {
+    pool: Pool,
+    outbox: std::sync::Arc<notifications::OutboxRules>,
+}
+
+/// The pool of whichever database is open.
+#[derive(Debug, Clone)]
+pub enum Pool {
     /// SQLite.
     Sqlite(SqlitePool),
     /// PostgreSQL.
     Postgres(PgPool),
+}
+
+impl Db {
+    fn with_pool(pool: Pool) -> Self {
+        Db {
+            pool,
+            outbox: std::sync::Arc::default(),
+        }
+    }
+
+    /// The pool (SQLite or PostgreSQL).
+    pub fn pool(&self) -> &Pool {
+        &self.pool
+    }
+
+    /// This handle with `rules` for the notifications a request's steps queue (which channels
+    /// are on, who the admins are); without, no notification is queued. Set before the handle
+    /// is cloned: clones made earlier keep the rules they had.
+    pub fn with_outbox(mut self, rules: notifications::OutboxRules) -> Self {
+        self.outbox = std::sync::Arc::new(rules);
+        self
+    }
 }
 
 /// A catalog snapshot to record.
@@ -385,7 +417,7 @@ impl Db {
                     .test_before_acquire(false)
                     .connect_with(options)
                     .await?;
-                Ok(Db::Sqlite(pool))
+                Ok(Db::with_pool(Pool::Sqlite(pool)))
             }
             Backend::Postgres => {
                 let options = PgConnectOptions::from_str(url)?;
@@ -397,25 +429,25 @@ impl Db {
                     .acquire_timeout(Duration::from_secs(5))
                     .connect_with(options)
                     .await?;
-                Ok(Db::Postgres(pool))
+                Ok(Db::with_pool(Pool::Postgres(pool)))
             }
         }
     }
 
     /// Which database this is.
     pub fn backend(&self) -> Backend {
-        match self {
-            Db::Sqlite(_) => Backend::Sqlite,
-            Db::Postgres(_) => Backend::Postgres,
+        match &self.pool {
+            Pool::Sqlite(_) => Backend::Sqlite,
+            Pool::Postgres(_) => Backend::Postgres,
         }
     }
 
     /// Applies the migrations embedded in the binary that the database has not seen yet.
     #[tracing::instrument(name = "db.migrate", skip_all)]
     pub async fn migrate(&self) -> Result<(), DbError> {
-        match self {
-            Db::Sqlite(pool) => SQLITE_MIGRATIONS.run(pool).await?,
-            Db::Postgres(pool) => POSTGRES_MIGRATIONS.run(pool).await?,
+        match &self.pool {
+            Pool::Sqlite(pool) => SQLITE_MIGRATIONS.run(pool).await?,
+            Pool::Postgres(pool) => POSTGRES_MIGRATIONS.run(pool).await?,
         }
         Ok(())
     }
