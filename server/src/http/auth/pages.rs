@@ -206,6 +206,8 @@ struct ProfilePage<'a> {
     title: String,
     viewer: &'a Viewer,
     email: &'a str,
+    /// Whether they receive e-mail.
+    email_notifications: bool,
     role: &'a str,
     role_label: String,
     groups: String,
@@ -221,6 +223,7 @@ struct ProfilePage<'a> {
 pub(crate) fn profile(
     lang: PageLang,
     viewer: &Viewer,
+    email_notifications: bool,
     tokens: &[ApiTokenRecord],
     new_token: Option<(&str, &str)>,
     max_days: u32,
@@ -252,6 +255,7 @@ pub(crate) fn profile(
             title: tr.t("auth-profile"),
             viewer,
             email: viewer.email.as_deref().unwrap_or("—"),
+            email_notifications,
             role: match viewer.role {
                 Role::Admin => "admin",
                 Role::Researcher => "researcher",
