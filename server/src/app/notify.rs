@@ -266,10 +266,18 @@ impl Deliverer {
             message_id: message_id(message, mailer.domain()),
             language: lang.tag(),
         };
-        mailer.send(&outgoing).await.map_err(|e: MailError| {
-            let retryable = e.is_retryable();
-            (e.to_string(), retryable)
-        })
+        // lettre's timeout bounds each command; this bounds the whole conversation, so the
+        // lease always outlives a send.
+        match tokio::time::timeout(self.settings.send_timeout(), mailer.send(&outgoing)).await {
+            Ok(sent) => sent.map_err(|e: MailError| {
+                let retryable = e.is_retryable();
+                (e.to_string(), retryable)
+            }),
+            Err(_) => Err((
+                "the mail server did not finish within the time allowed".to_owned(),
+                true,
+            )),
+        }
     }
 
     async fn post_webhook(&self, message: &NotificationRecord) -> Result<(), (String, bool)> {
