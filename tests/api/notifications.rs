@@ -51,15 +51,17 @@ async fn signed_in(app: &TestApp, user: &str, lang: Option<&str>) -> reqwest::Cl
         .unwrap()
 }
 
-/// A webhook receiver on a free port: every call's signature header and body.
+/// Every call a webhook receiver got: its signature header and body.
+type Calls = Arc<Mutex<Vec<(Option<String>, Vec<u8>)>>>;
+
+/// A webhook receiver on a free port.
 struct Hook {
     url: String,
-    calls: Arc<Mutex<Vec<(Option<String>, Vec<u8>)>>>,
+    calls: Calls,
 }
 
 async fn hook() -> Hook {
     use axum::{Router, body::Bytes, extract::State, http::HeaderMap, routing::post};
-    type Calls = Arc<Mutex<Vec<(Option<String>, Vec<u8>)>>>;
     async fn receive(State(calls): State<Calls>, headers: HeaderMap, body: Bytes) -> &'static str {
         let signature = headers
             .get("x-mirante-signature")
