@@ -107,15 +107,27 @@ pub(crate) struct Planned {
 pub(crate) const NOTICE_SOURCE: &str = "select template_title, target, state, author_user_id,
     author_name, pr_url, decision_comment, last_error from request where request_id = $1";
 
-/// Everyone who may receive e-mail; narrowed in Rust by [`plan`].
+/// Everyone, for a notice to the admins (who is one is decided in Rust by
+/// `access::role_for`, in [`OutboxRules::plan`]).
 pub(crate) const PEOPLE: &str = "select app_user_id, email, language, email_notifications,
     groups from app_user order by app_user_id";
+
+/// The requester alone, for a notice to them.
+pub(crate) const PERSON: &str = "select app_user_id, email, language, email_notifications,
+    groups from app_user where app_user_id = $1";
 
 /// One outbox row.
 pub(crate) const INSERT: &str = "insert into notification
     (kind, request_id, channel, recipient_user_id, recipient, language, payload, state,
      run_after_ms, attempts, created_at)
     values ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, 0, $9)";
+
+impl NoticeSource {
+    /// The requester's user.
+    pub(crate) fn requester(&self) -> i64 {
+        self.author_user_id
+    }
+}
 
 impl OutboxRules {
     /// Whether a step queues anything at all.
@@ -216,10 +228,18 @@ macro_rules! enqueue_notice {
                     .bind(id)
                     .fetch_one(&mut *$tx)
                     .await?;
-            let people: Vec<$crate::adapters::db::notifications::Person> =
+            let people: Vec<$crate::adapters::db::notifications::Person> = if !rules.email {
+                Vec::new()
+            } else if kind.audience() == mirante_domain::notification::Audience::Admins {
                 sqlx::query_as($crate::adapters::db::notifications::PEOPLE)
                     .fetch_all(&mut *$tx)
-                    .await?;
+                    .await?
+            } else {
+                sqlx::query_as($crate::adapters::db::notifications::PERSON)
+                    .bind(source.requester())
+                    .fetch_all(&mut *$tx)
+                    .await?
+            };
             let notice = rules.notice(kind, id, &source, $actor, $detail);
             for row in rules.plan(kind, &source, people) {
                 sqlx::query($crate::adapters::db::notifications::INSERT)
