@@ -380,3 +380,45 @@ on_both_databases! {
         );
     }
 }
+
+on_both_databases! {
+    async fn argo_cd_reporting_a_merged_workspace_degraded_then_live_is_told_to_its_requester(backend: Backend) {
+        use mirante_tests::argocd::{AppStatus, FakeArgo, TOKEN, application};
+        let sink = MailSink::start(false);
+        let argocd = FakeArgo::up().await;
+        let (smtp, argocd_url) = (sink.url(), argocd.base.clone());
+        let app = spawn_configured(backend, CatalogSetup::Embedded, move |c, _| {
+            c.smtp_url = Some(SecretString::from(smtp));
+            c.mail_from = Some(FROM.to_owned());
+            c.argocd_url = Some(argocd_url);
+            c.argocd_token = Some(SecretString::from(TOKEN.to_owned()));
+            c.argocd_poll_secs = 1;
+            c.argocd_poll_max_secs = 2;
+            c.probe_timeout_secs = 2;
+        })
+        .await;
+        let rui = signed_in(&app, "rui", Some("en")).await;
+        app.get_json_as(&rui, "/api/v1/me", 200).await;
+        let id = app.post_json(&rui, "/api/v1/requests", &workspace("nlp"), 201).await["id"].as_i64().unwrap();
+        app.post_json(&app.client, &format!("/api/v1/requests/{id}/approve"), &json!({}), 200).await;
+        wait_for_state(&app, &rui, id, "proposed").await;
+        app.post_json(&app.client, &format!("/api/v1/requests/{id}/merge"), &json!({}), 200).await;
+        let repo = git2::Repository::open(app.data_dir.join("monorepo")).unwrap();
+        let merge = repo.find_reference("refs/heads/main").unwrap().peel_to_commit().unwrap().id().to_string();
+        let target = "apps/sp/gpu-sp-01/workspaces/nlp";
+        let said = "Deployment \"jupyter\" exceeded its progress deadline";
+
+        argocd.put(application("ws-nlp", target, &AppStatus { sync: "Synced", revision: &merge, health: "Degraded", message: Some(said) }));
+        let mails = sink.wait_for(4, Duration::from_secs(30)).await;
+        let degraded = find(&mails, "rui@example.org", &format!("Request #{id} is degraded"));
+        assert!(degraded.text.contains(&format!("Details: {said}")), "{}", degraded.text);
+
+        argocd.put(application("ws-nlp", target, &AppStatus { sync: "Synced", revision: &merge, health: "Healthy", message: None }));
+        let mails = sink.wait_for(5, Duration::from_secs(30)).await;
+        let live = find(&mails, "rui@example.org", &format!("Request #{id} is live"));
+        assert!(live.text.contains("Argo CD reports your request"), "{}", live.text);
+        assert!(!live.text.contains("Details:"), "{}", live.text);
+        let subjects: Vec<&str> = mails.iter().map(|m| m.subject.as_str()).collect();
+        assert_eq!(subjects.len(), 5, "approved, proposed, merged, degraded, live: {subjects:?}");
+    }
+}
