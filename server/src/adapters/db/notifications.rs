@@ -30,13 +30,14 @@ pub struct OutboxRules {
 }
 
 impl OutboxRules {
-    fn any(&self) -> bool {
+    /// Whether any channel is on, so that steps queue messages at all.
+    pub(crate) fn active(&self) -> bool {
         self.email || self.webhook
     }
 
     /// Tells this process's delivery loop to look at the outbox (after a commit).
     pub(crate) fn wake(&self) {
-        if self.any() {
+        if self.active() {
             self.queued.notify_one();
         }
     }
@@ -130,11 +131,6 @@ impl NoticeSource {
 }
 
 impl OutboxRules {
-    /// Whether a step queues anything at all.
-    pub(crate) fn active(&self) -> bool {
-        self.any()
-    }
-
     /// The notice of `kind` about a request as `source` has it.
     pub(crate) fn notice(
         &self,
@@ -580,5 +576,100 @@ impl Db {
                 .await?;
         });
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source() -> NoticeSource {
+        NoticeSource {
+            template_title: "GPU workspace".to_owned(),
+            target: "workspaces/rui-nlp".to_owned(),
+            state: "awaiting_approval".to_owned(),
+            author_user_id: 3,
+            author_name: "Rui Researcher".to_owned(),
+            pr_url: None,
+            decision_comment: None,
+            last_error: None,
+        }
+    }
+
+    fn person(id: i64, email: Option<&str>, wants: bool, groups: &[&str]) -> Person {
+        Person {
+            app_user_id: id,
+            email: email.map(str::to_owned),
+            language: None,
+            email_notifications: wants,
+            groups: Json(groups.iter().map(|g| (*g).to_owned()).collect()),
+        }
+    }
+
+    fn people() -> Vec<Person> {
+        vec![
+            person(1, Some("ada@example.org"), true, &["portal-admins"]),
+            person(2, Some("bea@example.org"), false, &["portal-admins"]),
+            person(3, Some("rui@example.org"), true, &["researchers"]),
+            person(4, None, true, &["portal-admins"]),
+            person(5, Some("cid@example.org"), true, &["infra", "ops-admins"]),
+        ]
+    }
+
+    fn rules(email: bool, webhook: bool) -> OutboxRules {
+        OutboxRules {
+            email,
+            webhook,
+            admin_groups: vec!["portal-admins".to_owned(), "ops-admins".to_owned()],
+            public_url: "https://portal.test/".to_owned(),
+            ..OutboxRules::default()
+        }
+    }
+
+    fn planned(rows: &[Planned]) -> Vec<(Channel, Option<&str>)> {
+        rows.iter()
+            .map(|r| (r.channel, r.recipient.as_deref()))
+            .collect()
+    }
+
+    #[test]
+    fn a_wait_for_approval_goes_to_every_admin_with_an_address_who_wants_email() {
+        let rows = rules(true, true).plan(NoticeKind::AwaitsApproval, &source(), people());
+
+        assert_eq!(
+            planned(&rows),
+            [
+                (Channel::Email, Some("ada@example.org")),
+                (Channel::Email, Some("cid@example.org")),
+                (Channel::Webhook, None),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_decision_goes_to_the_requester_alone_and_nothing_goes_out_with_every_channel_off() {
+        let rows = rules(true, false).plan(NoticeKind::Rejected, &source(), people());
+        assert_eq!(planned(&rows), [(Channel::Email, Some("rui@example.org"))]);
+
+        let off = rules(false, false);
+        assert!(!off.active());
+        assert!(
+            off.plan(NoticeKind::Rejected, &source(), people())
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_notice_links_the_request_and_carries_the_comment_only_for_decisions() {
+        let mut decided = source();
+        decided.decision_comment = Some("fine".to_owned());
+        let rules = rules(true, false);
+
+        let approved = rules.notice(NoticeKind::Approved, 7, &decided, "ada", None);
+        let merged = rules.notice(NoticeKind::Merged, 7, &decided, "ada", None);
+
+        assert_eq!(approved.url, "https://portal.test/requests/7");
+        assert_eq!(approved.comment.as_deref(), Some("fine"));
+        assert_eq!(merged.comment, None);
     }
 }
