@@ -63,7 +63,12 @@ impl NoticeKind {
 
     /// The notice a step of a request's journey gives, if any.
     pub fn of_step(step: &Step) -> Option<Self> {
-        match (step.from, step.to) {
+        Self::of_change(step.from, step.to)
+    }
+
+    /// The notice of a request moving from `from` (`None`: its creation) to `to`, if any.
+    pub fn of_change(from: Option<RequestState>, to: RequestState) -> Option<Self> {
+        match (from, to) {
             (Some(_), RequestState::AwaitingApproval) => Some(NoticeKind::AwaitsApproval),
             (Some(_), RequestState::Approved) => Some(NoticeKind::Approved),
             (Some(_), RequestState::Rejected) => Some(NoticeKind::Rejected),
@@ -193,6 +198,24 @@ mod tests {
         assert_eq!(notice(S::Proposed, E::Close), None);
         let created = request::submission(false);
         assert_eq!(NoticeKind::of_step(&created[0]), None);
+    }
+
+    #[test]
+    fn a_step_calls_for_messages_exactly_when_it_gives_a_notice() {
+        let mut steps = request::submission(true);
+        steps.extend(request::submission(false));
+        for state in RequestState::ALL {
+            for event in request::RequestEvent::ALL {
+                steps.extend(request::transition(state, event));
+            }
+        }
+        for step in steps {
+            assert_eq!(
+                step.effects.contains(&request::Effect::Notify),
+                NoticeKind::of_step(&step).is_some(),
+                "{step:?}"
+            );
+        }
     }
 
     #[test]

@@ -179,13 +179,7 @@ fn queues_proposal(from: Option<RequestState>, to: RequestState, needs_approval:
 
 impl Step {
     fn new(from: Option<RequestState>, to: RequestState, needs_approval: bool) -> Self {
-        let notifies = from.is_some()
-            && crate::notification::NoticeKind::of_step(&Step {
-                from,
-                to,
-                effects: &[],
-            })
-            .is_some();
+        let notifies = crate::notification::NoticeKind::of_change(from, to).is_some();
         let effects: &'static [Effect] = match (queues_proposal(from, to, needs_approval), notifies)
         {
             (true, true) => &[Effect::QueueProposal, Effect::Notify],
