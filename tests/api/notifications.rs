@@ -354,6 +354,8 @@ on_both_databases! {
         assert!(!page.contains(r#"id="notify-email" checked"#), "{page}");
         let me = app.get_json_as(&browser, "/api/v1/me", 200).await;
         assert_eq!(me["notifications"]["email"], false, "{me}");
+        let malformed = app.post_json(&browser, "/api/v1/me/notifications", &json!({"email": "no"}), 400).await;
+        assert!(malformed["error"].as_str().unwrap().contains("invalid JSON body"), "{malformed}");
 
         // Without the form's token nothing changes; with it, e-mail is on again.
         let forged = browser

@@ -38,7 +38,8 @@ use serde::{Deserialize, Serialize};
 pub use self::{
     middleware::authenticate,
     profile::{
-        __path_me, __path_set_my_notifications, Me, MyNotifications, me, set_my_notifications,
+        __path_me, __path_set_my_notifications, Me, MyNotifications, NotificationChoice, me,
+        set_my_notifications,
     },
     session::{SESSION_COOKIE, session_key, session_layer, token_hash},
     sign_in::{DEV_ISSUER, safe_next},

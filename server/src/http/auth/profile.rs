@@ -41,15 +41,23 @@ pub struct Me {
 }
 
 /// A person's choices for the messages the portal sends them.
-#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct MyNotifications {
     /// Whether they receive e-mail about their requests (admins: also requests awaiting
     /// approval).
     pub email: bool,
     /// The language of the UI they last used, which their e-mail is written in (BCP 47);
-    /// absent: the portal's default.
-    #[serde(default, skip_deserializing)]
+    /// null: the portal's default.
+    #[schema(example = "pt-BR")]
     pub language: Option<String>,
+}
+
+/// What `POST /api/v1/me/notifications` changes.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NotificationChoice {
+    /// Whether the caller receives e-mail.
+    pub email: bool,
 }
 
 /// Who the session or API token belongs to, with their role.
@@ -93,18 +101,19 @@ async fn my_notifications(
     post,
     path = "/api/v1/me/notifications",
     tag = "auth",
-    request_body = MyNotifications,
+    request_body = NotificationChoice,
     responses(
         (status = 200, description = "The caller's choices, as stored", body = MyNotifications),
         (status = 401, description = "No session and no valid API token", body = crate::http::error::ErrorBody),
-        (status = 422, description = "The body is not `{\"email\": true|false}`", body = crate::http::error::ErrorBody),
+        (status = 400, description = "The body is not `{\"email\": true|false}`", body = crate::http::error::ErrorBody),
     )
 )]
 pub async fn set_my_notifications(
     State(db): State<Db>,
     principal: axum::Extension<Principal>,
-    Json(body): Json<MyNotifications>,
+    body: Result<Json<NotificationChoice>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Json<MyNotifications>, crate::http::ApiError> {
+    let body = crate::http::api::selfservice::body(body)?;
     db.set_email_notifications(principal.user_id, body.email)
         .await?;
     audit_notifications(&db, &principal.viewer.username, body.email).await;
