@@ -16,6 +16,7 @@ pub mod lint;
 pub mod load;
 pub mod model;
 pub mod monorepo;
+pub mod notification;
 pub mod request;
 pub mod resource;
 pub mod roadmap;

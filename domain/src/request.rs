@@ -199,6 +199,9 @@ pub struct IllegalTransition {
 pub enum Effect {
     /// Queue the job that proposes the request on the forge (the worker picks it up).
     QueueProposal,
+    /// Queue the messages that tell people about the step
+    /// (`crate::notification::NoticeKind::of_step` says which notice).
+    Notify,
 }
 
 /// One step of a request's journey, as its timeline records it, with its effects.
@@ -225,10 +228,13 @@ fn queues_proposal(from: Option<RequestState>, to: RequestState, needs_approval:
 
 impl Step {
     fn new(from: Option<RequestState>, to: RequestState, needs_approval: bool) -> Self {
-        let effects: &'static [Effect] = if queues_proposal(from, to, needs_approval) {
-            &[Effect::QueueProposal]
-        } else {
-            &[]
+        let notifies = crate::notification::NoticeKind::of_change(from, to).is_some();
+        let effects: &'static [Effect] = match (queues_proposal(from, to, needs_approval), notifies)
+        {
+            (true, true) => &[Effect::QueueProposal, Effect::Notify],
+            (true, false) => &[Effect::QueueProposal],
+            (false, true) => &[Effect::Notify],
+            (false, false) => &[],
         };
         Step { from, to, effects }
     }

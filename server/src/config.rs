@@ -53,6 +53,13 @@
 //! | `argocd_poll_secs`      | `MIRANTE_ARGOCD_POLL_SECS`     | `15`: how often deployments on their way are checked in Argo CD, and the first wait after an error |
 //! | `argocd_poll_max_secs`  | `MIRANTE_ARGOCD_POLL_MAX_SECS` | `600`: the longest wait after errors in a row, and between two checks of a live or degraded resource |
 //! | `metrics_bind`          | `MIRANTE_METRICS_BIND`         | unset: no metrics listener (e.g. `127.0.0.1:9464`: Prometheus text on `/metrics`) |
+//! | `smtp_url`              | `MIRANTE_SMTP_URL`             | unset: no e-mail; `smtps://host:465`, `smtp://host:587?tls=required` (STARTTLS), `smtp://host:25` (plain, local relays only); credentials may be in the URL (secret) |
+//! | `smtp_username`         | `MIRANTE_SMTP_USERNAME`        | unset: the URL's user, if any        |
+//! | `smtp_password`         | `MIRANTE_SMTP_PASSWORD`        | unset: the URL's password, if any (secret) |
+//! | `mail_from`             | `MIRANTE_MAIL_FROM`            | required with `smtp_url`: the sender, `Mirante <portal@example.org>` |
+//! | `notify_webhook_url`    | `MIRANTE_NOTIFY_WEBHOOK_URL`   | unset: no webhook; an `http(s)://` incoming webhook (Mattermost, Slack) each notice is POSTed to (secret: such URLs carry a token) |
+//! | `notify_webhook_secret` | `MIRANTE_NOTIFY_WEBHOOK_SECRET` | unset: unsigned; the key of `X-Mirante-Signature: sha256=<HMAC of the body>` (secret) |
+//! | `notify_max_attempts`   | `MIRANTE_NOTIFY_MAX_ATTEMPTS`  | `10`: attempts at one message before it is given up (backoff as the worker's: `worker_retry_secs` doubled, at most `worker_retry_max_secs`) |
 //!
 //! The file is read from `MIRANTE_CONFIG` when set (and must then exist), otherwise from
 //! `./mirante.toml` when present. Relative paths are relative to the working directory.
@@ -132,6 +139,13 @@ const ENV_KEYS: &[&str] = &[
     "argocd_poll_secs",
     "argocd_poll_max_secs",
     "metrics_bind",
+    "smtp_url",
+    "smtp_username",
+    "smtp_password",
+    "mail_from",
+    "notify_webhook_url",
+    "notify_webhook_secret",
+    "notify_max_attempts",
 ];
 
 /// How log lines are written.
@@ -316,6 +330,33 @@ pub struct Config {
     /// Where `/metrics` is served, apart from the public listener; none when unset.
     #[serde(default)]
     pub metrics_bind: Option<SocketAddr>,
+    /// The mail server (`smtps://…`, `smtp://…?tls=required`); no e-mail when unset. A secret:
+    /// it may carry credentials.
+    #[serde(default)]
+    pub smtp_url: Option<SecretString>,
+    /// The SMTP user, when not in the URL.
+    #[serde(default)]
+    pub smtp_username: Option<String>,
+    /// The SMTP password, when not in the URL.
+    #[serde(default)]
+    pub smtp_password: Option<SecretString>,
+    /// The sender of the portal's e-mail (`Mirante <portal@example.org>`).
+    #[serde(default)]
+    pub mail_from: Option<String>,
+    /// The incoming webhook every notice is POSTed to; none when unset. A secret: such URLs
+    /// carry a token.
+    #[serde(default)]
+    pub notify_webhook_url: Option<SecretString>,
+    /// The key the webhook's body is signed with (`X-Mirante-Signature`).
+    #[serde(default)]
+    pub notify_webhook_secret: Option<SecretString>,
+    /// Attempts at one message before it is given up.
+    #[serde(default = "default_notify_max_attempts")]
+    pub notify_max_attempts: u32,
+}
+
+fn default_notify_max_attempts() -> u32 {
+    10
 }
 
 fn default_argocd_poll_secs() -> u64 {
@@ -484,6 +525,13 @@ impl Default for Config {
             trusted_proxies: String::new(),
             argocd_url: None,
             argocd_token: None,
+            smtp_url: None,
+            smtp_username: None,
+            smtp_password: None,
+            mail_from: None,
+            notify_webhook_url: None,
+            notify_webhook_secret: None,
+            notify_max_attempts: default_notify_max_attempts(),
             argocd_poll_secs: default_argocd_poll_secs(),
             argocd_poll_max_secs: default_argocd_poll_max_secs(),
             metrics_bind: None,
@@ -510,6 +558,9 @@ pub enum ConfigError {
     /// Forge settings are incomplete.
     #[error("invalid forge configuration: {0}")]
     Forge(String),
+    /// E-mail or webhook settings cannot work.
+    #[error("invalid notification configuration: {0}")]
+    Notify(String),
 }
 
 impl Config {
@@ -635,6 +686,47 @@ impl Config {
                 "MIRANTE_FORGE={} needs MIRANTE_FORGE_TOKEN",
                 self.forge
             )));
+        }
+        Ok(())
+    }
+
+    /// Notification settings that cannot work: an SMTP URL that is not `smtp://` or
+    /// `smtps://`, e-mail without a sender, a webhook that is not `http(s)://`. Checked when
+    /// the server starts; the messages never carry a secret.
+    pub fn check_notify(&self) -> Result<(), ConfigError> {
+        if let Some(url) = &self.smtp_url {
+            let parsed = url::Url::parse(url.expose_secret())
+                .map_err(|_| ConfigError::Notify("MIRANTE_SMTP_URL is not a URL".to_owned()))?;
+            if !matches!(parsed.scheme(), "smtp" | "smtps") || parsed.host_str().is_none() {
+                return Err(ConfigError::Notify(
+                    "MIRANTE_SMTP_URL must be smtp://host[:port] or smtps://host[:port]".to_owned(),
+                ));
+            }
+            let from = self.mail_from.as_deref().unwrap_or("").trim();
+            if from.is_empty() {
+                return Err(ConfigError::Notify(
+                    "MIRANTE_SMTP_URL is set but MIRANTE_MAIL_FROM is not".to_owned(),
+                ));
+            }
+            if from.parse::<lettre::message::Mailbox>().is_err() {
+                return Err(ConfigError::Notify(format!(
+                    "MIRANTE_MAIL_FROM `{from}` is not an address (`Name <portal@example.org>`)"
+                )));
+            }
+        }
+        if let Some(url) = &self.notify_webhook_url {
+            let ok = url::Url::parse(url.expose_secret())
+                .is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.host_str().is_some());
+            if !ok {
+                return Err(ConfigError::Notify(
+                    "MIRANTE_NOTIFY_WEBHOOK_URL must be an http:// or https:// URL".to_owned(),
+                ));
+            }
+        }
+        if self.notify_max_attempts == 0 {
+            return Err(ConfigError::Notify(
+                "MIRANTE_NOTIFY_MAX_ATTEMPTS must be at least 1".to_owned(),
+            ));
         }
         Ok(())
     }
@@ -786,6 +878,21 @@ impl Config {
         if self.argocd_token.is_some() {
             out.push_str("# argocd_token = REDACTED (set)\n");
         }
+        if let Some(url) = &self.smtp_url {
+            out.push_str(&format!(
+                "# smtp_url = {}\n",
+                redact_url(url.expose_secret())
+            ));
+        }
+        if self.smtp_password.is_some() {
+            out.push_str("# smtp_password = REDACTED (set)\n");
+        }
+        if self.notify_webhook_url.is_some() {
+            out.push_str("# notify_webhook_url = REDACTED (set)\n");
+        }
+        if self.notify_webhook_secret.is_some() {
+            out.push_str("# notify_webhook_secret = REDACTED (set)\n");
+        }
         if self.catalog.is_none() {
             if self.forge == ForgeKind::Local {
                 out.push_str("# catalog: the `catalog/` folder of the local monorepo's base branch (set MIRANTE_CATALOG to a directory)\n");
@@ -911,6 +1018,28 @@ impl fmt::Debug for Config {
                 "argocd_token",
                 &self.argocd_token.as_ref().map(|_| REDACTED),
             )
+            .field(
+                "smtp_url",
+                &self
+                    .smtp_url
+                    .as_ref()
+                    .map(|u| redact_url(u.expose_secret())),
+            )
+            .field("smtp_username", &self.smtp_username)
+            .field(
+                "smtp_password",
+                &self.smtp_password.as_ref().map(|_| REDACTED),
+            )
+            .field("mail_from", &self.mail_from)
+            .field(
+                "notify_webhook_url",
+                &self.notify_webhook_url.as_ref().map(|_| REDACTED),
+            )
+            .field(
+                "notify_webhook_secret",
+                &self.notify_webhook_secret.as_ref().map(|_| REDACTED),
+            )
+            .field("notify_max_attempts", &self.notify_max_attempts)
             .field("argocd_poll_secs", &self.argocd_poll_secs)
             .field("argocd_poll_max_secs", &self.argocd_poll_max_secs)
             .field("metrics_bind", &self.metrics_bind)
@@ -1130,6 +1259,64 @@ mod tests {
             "{printed}"
         );
         assert!(printed.contains("monorepo = \"infra/devops\""), "{printed}");
+    }
+
+    #[test]
+    fn smtp_and_webhook_secrets_are_never_printed() {
+        let figment = Figment::new()
+            .merge(Serialized::default(
+                "smtp_url",
+                "smtps://portal:hunter7@mail.example.org:465",
+            ))
+            .merge(Serialized::default("smtp_password", "hunter8"))
+            .merge(Serialized::default(
+                "mail_from",
+                "Mirante <portal@example.org>",
+            ))
+            .merge(Serialized::default(
+                "notify_webhook_url",
+                "https://chat.example.org/hooks/hunter9",
+            ))
+            .merge(Serialized::default("notify_webhook_secret", "hunter10"));
+        let config = Config::from_figment(figment).unwrap();
+        config.check_notify().unwrap();
+        let printed = config.to_redacted_toml();
+        let debugged = format!("{config:?}");
+        for text in [&printed, &debugged] {
+            for secret in ["hunter7", "hunter8", "hunter9", "hunter10"] {
+                assert!(!text.contains(secret), "{secret} in {text}");
+            }
+        }
+        assert!(printed.contains("mail.example.org"), "{printed}");
+    }
+
+    #[test]
+    fn notification_settings_that_cannot_work_are_refused_at_start() {
+        let refused = |pairs: &[(&str, &str)]| {
+            let mut figment = Figment::new();
+            for (key, value) in pairs {
+                figment = figment.merge(Serialized::default(key, value));
+            }
+            Config::from_figment(figment)
+                .unwrap()
+                .check_notify()
+                .unwrap_err()
+                .to_string()
+        };
+        let from = ("mail_from", "portal@example.org");
+        assert!(refused(&[("smtp_url", "http://mail.example.org"), from]).contains("smtp://"));
+        assert!(refused(&[("smtp_url", "smtp://mail.example.org")]).contains("MIRANTE_MAIL_FROM"));
+        assert!(
+            refused(&[
+                ("smtp_url", "smtp://mail.example.org"),
+                ("mail_from", "not an address")
+            ])
+            .contains("MIRANTE_MAIL_FROM")
+        );
+        assert!(
+            refused(&[("notify_webhook_url", "ftp://chat.example.org/hook")])
+                .contains("MIRANTE_NOTIFY_WEBHOOK_URL")
+        );
     }
 
     #[test]

@@ -14,6 +14,8 @@
 //! | `mirante_catalog_info` | `hash`, `revision` | 1 for the catalog this replica serves |
 //! | `mirante_db_connections` | `state` | the pool's connections: `in_use`, `idle`, `max` |
 //! | `mirante_worker_oldest_job_age_seconds` | | how long the oldest unfinished proposing job has waited (0: none) |
+//! | `mirante_notifications_total` | `channel`, `outcome` | notification deliveries (`email`, `webhook`): `sent`, `retry` (handed back with a backoff), `failed` (given up) |
+//! | `mirante_notifications_pending` | | messages of the notification outbox not sent yet |
 //! | `mirante_probe_checks` | `result` | the live checks' last results this replica serves: `ok`, `failing` |
 //! | `mirante_catalog_items` | | items in it |
 //! | `mirante_catalog_loaded_timestamp_seconds` | | when this replica loaded it |
@@ -119,6 +121,12 @@ pub(crate) async fn route(req: Request, next: Next) -> Response {
 /// A proposing job ended with `outcome`.
 pub(crate) fn worker_job(outcome: &'static str) {
     metrics::counter!("mirante_worker_jobs_total", "outcome" => outcome).increment(1);
+}
+
+/// A notification delivery on `channel` ended with `outcome`: `sent`, `retry`, `failed`.
+pub(crate) fn notification(channel: &'static str, outcome: &'static str) {
+    metrics::counter!("mirante_notifications_total", "channel" => channel, "outcome" => outcome)
+        .increment(1);
 }
 
 /// A call to a hosted forge ended with `outcome`: `ok`, `client_error`, `server_error`,
@@ -230,6 +238,14 @@ async fn scrape(State(scrape): State<Scrape>) -> impl IntoResponse {
             metrics::gauge!("mirante_worker_oldest_job_age_seconds").set(age);
         }
         Err(error) => tracing::warn!(%error, "metrics: cannot read the outbox"),
+    }
+    match scrape
+        .db
+        .count_notifications(mirante_domain::notification::DeliveryState::Pending)
+        .await
+    {
+        Ok(pending) => metrics::gauge!("mirante_notifications_pending").set(pending as f64),
+        Err(error) => tracing::warn!(%error, "metrics: cannot read the notification outbox"),
     }
     let results = scrape.probes.results();
     let failing = results.iter().filter(|r| !r.ok).count();

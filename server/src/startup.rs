@@ -10,9 +10,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     adapters::argocd::ArgoClient,
-    adapters::db::Db,
+    adapters::db::{Db, notifications::OutboxRules},
     adapters::session_store::DbSessionStore,
     app::catalog::CatalogStore,
+    app::notify::Deliverer,
     app::probes,
     app::selfservice::{
         self,
@@ -40,6 +41,7 @@ pub struct Application {
     sessions: DbSessionStore,
     checker: probes::Checker,
     follower: Option<Arc<Follower>>,
+    deliverer: Option<Arc<Deliverer>>,
     metrics: Option<metrics::MetricsListener>,
 }
 
@@ -74,6 +76,7 @@ impl Application {
         }
         config.check_auth()?;
         config.check_forge()?;
+        config.check_notify()?;
         let backend = config.backend()?;
         let metrics = match config.metrics_bind {
             Some(at) => Some(
@@ -88,6 +91,18 @@ impl Application {
             .context("cannot open the database")?;
         db.migrate().await?;
         tracing::info!(db.backend = ?backend, "database ready");
+        // Who is told what: the steps of requests queue their messages in their own
+        // transactions, by these rules; the delivery loop sends them.
+        let db = db.with_outbox(OutboxRules {
+            email: config.smtp_url.is_some(),
+            webhook: config.notify_webhook_url.is_some(),
+            admin_groups: config.admin_group_list(),
+            public_url: config.public_url(),
+            queued: Arc::default(),
+        });
+        let deliverer = Deliverer::from_config(db.clone(), &config)
+            .context("cannot set up the notifications")?
+            .map(Arc::new);
 
         // The forge first: with the local forge it creates the monorepo the catalog is read
         // from.
@@ -173,6 +188,7 @@ impl Application {
         Ok(Application {
             checker,
             follower,
+            deliverer,
             listener,
             addr,
             state,
@@ -266,6 +282,9 @@ impl Application {
         }
         if let Some(follower) = &self.follower {
             follower.spawn(background.clone());
+        }
+        if let Some(deliverer) = &self.deliverer {
+            deliverer.spawn(background.clone());
         }
         if let Some(listener) = self.metrics {
             listener.spawn(

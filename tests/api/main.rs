@@ -9,6 +9,9 @@
 #[macro_use]
 mod helpers;
 
+#[path = "../mail/sink.rs"]
+mod mail;
+
 mod argocd;
 mod auth;
 mod capacity;
@@ -23,6 +26,7 @@ mod items;
 mod limits;
 mod metrics;
 mod middleware;
+mod notifications;
 mod openapi;
 mod outage;
 mod pages;

@@ -237,3 +237,68 @@ async fn the_pool_the_oldest_waiting_job_and_the_live_checks_are_shown() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn notification_deliveries_are_counted_by_channel_and_outcome_and_the_pending_ones_shown() {
+    // A mail server nothing answers at: the message stays pending, retried.
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let smtp = format!("smtp://{}", dead.local_addr().unwrap());
+    drop(dead);
+    let app = spawn_configured(Backend::Sqlite, CatalogSetup::Embedded, move |config, _| {
+        config.metrics_bind = Some("127.0.0.1:0".parse().unwrap());
+        config.smtp_url = Some(secrecy::SecretString::from(smtp));
+        config.mail_from = Some("portal@mirante.test".into());
+        config.worker_retry_secs = 1;
+        config.worker_retry_max_secs = 1;
+    })
+    .await;
+    let metrics = app.metrics_address.clone().unwrap();
+    let retry = [("channel", "email"), ("outcome", "retry")];
+    let before = sample(
+        &scrape(&metrics).await,
+        "mirante_notifications_total",
+        &retry,
+    );
+    let admins = ["portal-admins".to_owned()];
+    app.db
+        .upsert_user(&mirante::adapters::db::NewUser {
+            issuer: "dev",
+            subject: "ada",
+            username: "ada",
+            name: "Ada Admin",
+            email: Some("ada@example.org"),
+            groups: &admins,
+            at: Utc::now(),
+        })
+        .await
+        .unwrap();
+    let rui = crate::helpers::seed_token(&app.db, "rui", &[]).await;
+    let waiting = app
+        .with_token(&rui)
+        .post(format!("{}/api/v1/requests", app.address))
+        .json(&serde_json::json!({
+            "template": "gpu-workspace",
+            "values": {"name": "nlp", "cluster": "gpu-sp-01", "gpus": 1, "purpose": "thesis"}
+        }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        waiting.status().as_u16(),
+        201,
+        "{}",
+        waiting.text().await.unwrap()
+    );
+
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let text = scrape(&metrics).await;
+        let retried = sample(&text, "mirante_notifications_total", &retry);
+        let pending = sample(&text, "mirante_notifications_pending", &[]);
+        if retried > before && pending >= 1.0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{text}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}

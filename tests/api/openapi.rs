@@ -27,6 +27,8 @@ on_both_databases! {
             ("/api/v1/catalog", "get"),
             ("/api/v1/catalog/reload", "post"),
             ("/api/v1/openapi.json", "get"),
+            ("/api/v1/notifications", "get"),
+            ("/api/v1/me/notifications", "post"),
             ("/api/v1/templates", "get"),
             ("/api/v1/templates/{id}", "get"),
             ("/api/v1/requests", "get"),

@@ -461,7 +461,12 @@ fn test() -> Result<()> {
     schemathesis::run()?;
     manifests::check_templates(&server_bin("debug"))?;
     container::test()?;
-    sh(&cargo(), ["test", "--workspace"])?;
+    // The notification tests start a real mail server (aiosmtpd) from the Python cache.
+    let mut tests = Command::new(cargo());
+    tests
+        .args(["test", "--workspace"])
+        .env("MIRANTE_TEST_PYTHONPATH", manifests::python_packages()?);
+    run_cmd(&mut tests)?;
     fuzz::run()?;
     // The test OpenID provider's own self-test.
     let mut oidc = Command::new("node");

@@ -21,7 +21,14 @@ const OPENAPI_SPEC_VALIDATOR: &str = "openapi-spec-validator==0.7.2";
 /// Installed together, so that pip resolves their shared dependencies (jsonschema) once.
 /// Property-based tests of the served API (`xtask/src/schemathesis.rs`).
 const SCHEMATHESIS: &str = "schemathesis==4.32.5";
-const PYTHON_PACKAGES: [&str; 3] = [KUBERNETES_VALIDATE, OPENAPI_SPEC_VALIDATOR, SCHEMATHESIS];
+/// aiosmtpd, pinned: the mail server the notification tests send to and read back from.
+const AIOSMTPD: &str = "aiosmtpd==1.4.6";
+const PYTHON_PACKAGES: [&str; 4] = [
+    KUBERNETES_VALIDATE,
+    OPENAPI_SPEC_VALIDATOR,
+    SCHEMATHESIS,
+    AIOSMTPD,
+];
 
 /// Renders and checks the manifests; fails listing every problem.
 pub fn check() -> Result<()> {
@@ -163,7 +170,7 @@ fn collect_yaml(dir: &Path, out: &mut Vec<std::path::PathBuf>) -> Result<()> {
 }
 
 /// Installs the pinned Python checkers (kubernetes-validate, openapi-spec-validator,
-/// schemathesis) and their dependencies into the cache once; returns the directory to put on
+/// schemathesis), the test mail server (aiosmtpd) and their dependencies into the cache once; returns the directory to put on
 /// PYTHONPATH.
 pub fn python_packages() -> Result<std::path::PathBuf> {
     let dir = target_dir().join("tools/python");

@@ -7,5 +7,7 @@ pub(crate) mod catalog_source;
 pub mod db;
 pub mod forge;
 pub mod git;
+pub(crate) mod mail;
+pub mod notify_webhook;
 pub(crate) mod oidc;
 pub(crate) mod session_store;

@@ -10,7 +10,7 @@ use tower_sessions::{
 };
 use tower_sessions_sqlx_store::{PostgresStore, SqliteStore};
 
-use crate::adapters::db::{Breaker, Db, DbPool};
+use crate::adapters::db::{Breaker, Db, Pool};
 
 /// Sessions in the portal's own database (table `tower_sessions` on SQLite, schema
 /// `tower_sessions` on PostgreSQL, created by the store at start-up).
@@ -50,8 +50,8 @@ impl DbSessionStore {
     /// A store on `db`, its table created when missing.
     pub async fn new(db: &Db) -> Result<Self, sqlx::Error> {
         let inner = match db.pool() {
-            DbPool::Sqlite(pool) => Inner::Sqlite(SqliteStore::new(pool.clone())),
-            DbPool::Postgres(pool) => Inner::Postgres(PostgresStore::new(pool.clone())),
+            Pool::Sqlite(pool) => Inner::Sqlite(SqliteStore::new(pool.clone())),
+            Pool::Postgres(pool) => Inner::Postgres(PostgresStore::new(pool.clone())),
         };
         match &inner {
             Inner::Sqlite(s) => s.migrate().await?,

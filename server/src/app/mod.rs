@@ -6,6 +6,7 @@
 pub(crate) mod catalog;
 pub(crate) mod catalog_change;
 pub(crate) mod evidence;
+pub mod notify;
 pub(crate) mod probes;
 pub(crate) mod replicas;
 pub mod selfservice;

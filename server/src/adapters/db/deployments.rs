@@ -10,6 +10,7 @@ use chrono::{DateTime, Utc};
 use mirante_domain::resource::ResourceState;
 
 use crate::adapters::db::{Db, DbError};
+use mirante_domain::notification::NoticeKind;
 
 /// The actor of the deployment steps on a timeline.
 pub const ARGOCD_ACTOR: &str = "argocd";
@@ -231,8 +232,28 @@ impl Db {
                     .bind(seen.state.as_str())
                     .execute(&mut *tx)
                     .await?;
+                let notice = match seen.state {
+                    ResourceState::Live => Some(NoticeKind::Live),
+                    ResourceState::Degraded => Some(NoticeKind::Degraded),
+                    _ => None,
+                };
+                if let Some(kind) = notice {
+                    let detail = seen.message.filter(|_| kind == NoticeKind::Degraded);
+                    enqueue_notice!(
+                        tx,
+                        self.outbox_rules(),
+                        kind,
+                        current.request_id,
+                        at,
+                        ARGOCD_ACTOR,
+                        detail
+                    );
+                }
             }
             tx.commit().await?;
+            if changed {
+                self.outbox_rules().wake();
+            }
             changed
         });
         Ok(changed)

@@ -4,7 +4,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::adapters::db::{Db, DbError};
+use crate::adapters::db::{Db, DbError, Pool};
 
 /// A claimed outbox row.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -53,7 +53,7 @@ impl Db {
             return Err(super::Breaker::refused().into());
         }
         let job = match self.pool() {
-            super::DbPool::Sqlite(pool) => {
+            Pool::Sqlite(pool) => {
                 // language=sqlite
                 let sql = "update request_job
                            set lease_owner = $1, lease_until_ms = $2, attempts = attempts + 1
@@ -70,7 +70,7 @@ impl Db {
                     .fetch_optional(pool)
                     .await?
             }
-            super::DbPool::Postgres(pool) => {
+            Pool::Postgres(pool) => {
                 // language=postgresql
                 let sql = "update request_job
                            set lease_owner = $1, lease_until_ms = $2, attempts = attempts + 1

@@ -19,12 +19,14 @@ macro_rules! on_db {
             return Err($crate::adapters::db::Breaker::refused().into());
         }
         match &db.pool {
-            $crate::adapters::db::DbPool::Sqlite($pool) => $body,
-            $crate::adapters::db::DbPool::Postgres($pool) => $body,
+            $crate::adapters::db::Pool::Sqlite($pool) => $body,
+            $crate::adapters::db::Pool::Postgres($pool) => $body,
         }
     }};
 }
 
+#[macro_use]
+pub mod notifications;
 pub mod deployments;
 pub mod jobs;
 pub mod local_pulls;
@@ -119,8 +121,8 @@ impl Db {
             }
         }
         match &self.pool {
-            DbPool::Sqlite(pool) => of(pool),
-            DbPool::Postgres(pool) => of(pool),
+            Pool::Sqlite(pool) => of(pool),
+            Pool::Postgres(pool) => of(pool),
         }
     }
 }
@@ -171,13 +173,15 @@ pub(crate) fn sqlx_unavailable(error: &sqlx::Error) -> bool {
 /// database could not be reached. Cheap to clone; clones share the pool and the breaker.
 #[derive(Debug, Clone)]
 pub struct Db {
-    pool: DbPool,
+    pool: Pool,
     breaker: Arc<Breaker>,
+    /// Who is told about what a request's steps do (the notification outbox's rules).
+    outbox: Arc<notifications::OutboxRules>,
 }
 
 /// The pool of one of the supported databases.
 #[derive(Debug, Clone)]
-pub(crate) enum DbPool {
+pub enum Pool {
     /// SQLite.
     Sqlite(SqlitePool),
     /// PostgreSQL.
@@ -472,7 +476,7 @@ impl Db {
                     .test_before_acquire(false)
                     .connect_with(options)
                     .await?;
-                Ok(Db::new(DbPool::Sqlite(pool)))
+                Ok(Db::new(Pool::Sqlite(pool)))
             }
             Backend::Postgres => {
                 let options = PgConnectOptions::from_str(url)?;
@@ -484,28 +488,38 @@ impl Db {
                     .acquire_timeout(Duration::from_secs(5))
                     .connect_with(options)
                     .await?;
-                Ok(Db::new(DbPool::Postgres(pool)))
+                Ok(Db::new(Pool::Postgres(pool)))
             }
         }
     }
 
-    fn new(pool: DbPool) -> Self {
+    fn new(pool: Pool) -> Self {
         Db {
             pool,
             breaker: Arc::default(),
+            outbox: Arc::default(),
         }
+    }
+
+    /// This handle with `rules` for the notifications a request's steps queue (which channels
+    /// are on, who the admins are); without, no notification is queued. Set before the handle
+    /// is cloned: clones made earlier keep the rules they had.
+    pub fn with_outbox(mut self, rules: notifications::OutboxRules) -> Self {
+        self.outbox = Arc::new(rules);
+        self
     }
 
     /// Which database this is.
     pub fn backend(&self) -> Backend {
         match self.pool {
-            DbPool::Sqlite(_) => Backend::Sqlite,
-            DbPool::Postgres(_) => Backend::Postgres,
+            Pool::Sqlite(_) => Backend::Sqlite,
+            Pool::Postgres(_) => Backend::Postgres,
         }
     }
 
-    /// The pool, for the adapters that hand it to a library (the session store).
-    pub(crate) fn pool(&self) -> &DbPool {
+    /// The pool (SQLite or PostgreSQL), for the adapters that hand it to a library (the
+    /// session store) and the tests that read a table directly.
+    pub fn pool(&self) -> &Pool {
         &self.pool
     }
 
@@ -518,8 +532,8 @@ impl Db {
     #[tracing::instrument(name = "db.migrate", skip_all)]
     pub async fn migrate(&self) -> Result<(), DbError> {
         match &self.pool {
-            DbPool::Sqlite(pool) => SQLITE_MIGRATIONS.run(pool).await?,
-            DbPool::Postgres(pool) => POSTGRES_MIGRATIONS.run(pool).await?,
+            Pool::Sqlite(pool) => SQLITE_MIGRATIONS.run(pool).await?,
+            Pool::Postgres(pool) => POSTGRES_MIGRATIONS.run(pool).await?,
         }
         Ok(())
     }
@@ -759,8 +773,8 @@ impl Db {
     #[tracing::instrument(name = "db.close", skip_all)]
     pub async fn close(&self) {
         match &self.pool {
-            DbPool::Sqlite(pool) => pool.close().await,
-            DbPool::Postgres(pool) => pool.close().await,
+            Pool::Sqlite(pool) => pool.close().await,
+            Pool::Postgres(pool) => pool.close().await,
         }
     }
 }

@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 
 use mirante_domain::capacity::OverAsk;
 use mirante_domain::monorepo::FileChange;
+use mirante_domain::notification::NoticeKind;
 use mirante_domain::resource::ResourceState;
 
 /// Who made a request.
@@ -400,7 +401,7 @@ const OPEN_CLAIMS: &str = "where kind = 'template' and state in ('submitted', 'a
 /// Writes a step of a request's journey in transaction `$tx`: its timeline row, then each of
 /// its effects (`mirante_domain::request::Effect`), so the two are never apart.
 macro_rules! record_step {
-    ($tx:ident, $id:expr, $step:expr, $at:expr, $actor:expr, $comment:expr, $overcommit:expr) => {{
+    ($tx:ident, $rules:expr, $id:expr, $step:expr, $at:expr, $actor:expr, $comment:expr, $overcommit:expr) => {{
         let step: request::Step = $step;
         // language=sql
         let sql = "insert into request_transition
@@ -425,6 +426,11 @@ macro_rules! record_step {
                         .bind($at)
                         .execute(&mut *$tx)
                         .await?;
+                }
+                request::Effect::Notify => {
+                    if let Some(kind) = NoticeKind::of_step(&step) {
+                        enqueue_notice!($tx, $rules, kind, $id, $at, $actor, None);
+                    }
                 }
             }
         }
@@ -573,6 +579,7 @@ impl Db {
             for step in steps.iter().copied() {
                 record_step!(
                     tx,
+                    self.outbox_rules(),
                     id,
                     step,
                     r.at,
@@ -582,6 +589,7 @@ impl Db {
                 );
             }
             tx.commit().await?;
+            self.outbox_rules().wake();
             id
         });
         let request = self
@@ -890,6 +898,7 @@ impl Db {
                 if done == 1 {
                     record_step!(
                         tx,
+                        self.outbox_rules(),
                         id,
                         step,
                         at,
@@ -898,6 +907,7 @@ impl Db {
                         change.overcommit_reason
                     );
                     tx.commit().await?;
+                    self.outbox_rules().wake();
                     true
                 } else {
                     tx.rollback().await?;

@@ -9,6 +9,7 @@ pub(crate) mod catalog;
 pub(crate) mod health;
 pub(crate) mod history;
 pub(crate) mod items;
+pub(crate) mod notifications;
 pub(crate) mod probes;
 pub(crate) mod query;
 pub(crate) mod reference;
@@ -65,7 +66,9 @@ fn documented() -> OpenApiRouter<AppState> {
         .merge(roadmap::router())
         .merge(history::router())
         .merge(probes::router())
+        .merge(notifications::router())
         .routes(routes!(crate::http::auth::me))
+        .routes(routes!(crate::http::auth::set_my_notifications))
         .routes(routes!(openapi_json))
 }
 
@@ -202,6 +205,8 @@ mod tests {
             "/api/v1/replicas",
             "/api/v1/openapi.json",
             "/api/v1/me",
+            "/api/v1/me/notifications",
+            "/api/v1/notifications",
             "/api/v1/templates",
             "/api/v1/templates/{id}",
             "/api/v1/requests",

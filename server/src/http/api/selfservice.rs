@@ -115,7 +115,7 @@ type CreatedAnswer = (
 );
 
 /// A JSON body, with a JSON error (400, or 413 when it is too large) when it is not one.
-fn body<T>(json: Result<Json<T>, JsonRejection>) -> Result<T, ApiError> {
+pub(crate) fn body<T>(json: Result<Json<T>, JsonRejection>) -> Result<T, ApiError> {
     json.map(|Json(v)| v).map_err(|r| {
         let message = format!("invalid JSON body: {}", r.body_text());
         if r.status() == StatusCode::PAYLOAD_TOO_LARGE {

@@ -20,7 +20,7 @@ use super::{
     origin::same_origin,
     pages::{self, PageLang},
     policy::{self, Access, Caller, Decision, Route},
-    session::{SEEN_KEY, USER_KEY, audit, token_hash},
+    session::{LANG_KEY, SEEN_KEY, USER_KEY, audit, token_hash},
     tokens,
 };
 use crate::http::state::AppState;
@@ -182,6 +182,7 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
                     // Modifies the session, so the layer saves it with a new idle expiry.
                     let _ = session.insert(SEEN_KEY, now).await;
                 }
+                remember_language(&state, &session, user.user_id, req.headers()).await;
                 principal = Some(Principal {
                     user_id: user.user_id,
                     viewer: user.viewer,
@@ -397,4 +398,37 @@ async fn verify_token(state: &AppState, hash: &str) -> anyhow::Result<Option<tok
         last_used_at: active.last_used_at,
         expires_at: active.expires_at,
     }))
+}
+
+/// Records on the user the language their request's cookie names (the UI's language switch
+/// sets it), so the messages the portal sends them speak it; written once per change.
+async fn remember_language(
+    state: &AppState,
+    session: &Session,
+    user_id: i64,
+    headers: &axum::http::HeaderMap,
+) {
+    let Some(lang) = headers
+        .get_all(axum::http::header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .find_map(|c| {
+            let (k, v) = c.trim().split_once('=')?;
+            (k == mirante_frontend::i18n::LANG_COOKIE).then_some(v)
+        })
+        .and_then(mirante_frontend::i18n::Lang::from_tag)
+    else {
+        return;
+    };
+    let recorded = session.get::<String>(LANG_KEY).await.ok().flatten();
+    if recorded.as_deref() == Some(lang.tag()) {
+        return;
+    }
+    match state.db.set_user_language(user_id, lang.tag()).await {
+        Ok(()) => {
+            let _ = session.insert(LANG_KEY, lang.tag().to_owned()).await;
+        }
+        Err(error) => tracing::debug!(%error, "cannot record the user's language"),
+    }
 }

@@ -37,7 +37,10 @@ use serde::{Deserialize, Serialize};
 // `__path_me` is what the OpenAPI router's `routes!` finds `me`'s documentation by.
 pub use self::{
     middleware::authenticate,
-    profile::{__path_me, Me, me},
+    profile::{
+        __path_me, __path_set_my_notifications, Me, MyNotifications, NotificationChoice, me,
+        set_my_notifications,
+    },
     session::{SESSION_COOKIE, session_key, session_layer, token_hash},
     sign_in::{DEV_ISSUER, safe_next},
 };
@@ -161,6 +164,7 @@ pub(crate) const ROUTES: &[(Method, &str)] = &[
     (Method::GET, "/profile"),
     (Method::POST, "/profile/tokens"),
     (Method::POST, "/profile/tokens/{id}/revoke"),
+    (Method::POST, "/profile/notifications"),
 ];
 
 /// The sign-in, sign-out, profile and `/api/v1/me` routes.
@@ -173,4 +177,5 @@ pub fn router() -> Router<AppState> {
         .route("/profile", get(profile::profile))
         .route("/profile/tokens", post(profile::create_token))
         .route("/profile/tokens/{id}/revoke", post(profile::revoke_token))
+        .route("/profile/notifications", post(profile::set_notifications))
 }

@@ -206,6 +206,8 @@ struct ProfilePage<'a> {
     title: String,
     viewer: &'a Viewer,
     email: &'a str,
+    /// Whether they receive e-mail.
+    email_notifications: bool,
     role: &'a str,
     role_label: String,
     groups: String,
@@ -236,6 +238,7 @@ pub(crate) enum TokenShown<'a> {
 pub(crate) fn profile(
     lang: PageLang,
     viewer: &Viewer,
+    email_notifications: bool,
     tokens: &[ApiTokenRecord],
     shown: TokenShown<'_>,
     max_days: u32,
@@ -267,6 +270,7 @@ pub(crate) fn profile(
             title: tr.t("auth-profile"),
             viewer,
             email: viewer.email.as_deref().unwrap_or("—"),
+            email_notifications,
             role: match viewer.role {
                 Role::Admin => "admin",
                 Role::Researcher => "researcher",

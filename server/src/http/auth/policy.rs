@@ -97,8 +97,10 @@ pub const ROUTES: &[(Methods, &str, Access)] = &[
     (Methods::Post, "/auth/logout", Access::Public),
     // The signed-in user and their API tokens.
     (Methods::Read, "/api/v1/me", Access::SignedIn),
+    (Methods::Post, "/api/v1/me/notifications", Access::SignedIn),
     (Methods::Read, "/profile", Access::SignedIn),
     (Methods::Post, "/profile/tokens", Access::SignedIn),
+    (Methods::Post, "/profile/notifications", Access::SignedIn),
     (
         Methods::Post,
         "/profile/tokens/{id}/revoke",
@@ -124,6 +126,8 @@ pub const ROUTES: &[(Methods, &str, Access)] = &[
     (Methods::Read, "/api/v1/catalog", Access::Catalog),
     (Methods::Post, "/api/v1/catalog/reload", Access::Admin),
     (Methods::Read, "/api/v1/replicas", Access::Admin),
+    // The notification outbox: what could not be delivered, and why.
+    (Methods::Read, "/api/v1/notifications", Access::Admin),
     // Self-service: templates and requests (who sees which request is decided by
     // `may_view_request` and friends below), the admins' decisions and local merges, and
     // the forge webhook, whose signature is its credential.

@@ -37,6 +37,28 @@ pub struct Me {
     /// `researcher` or `admin`.
     #[schema(value_type = String, example = "researcher")]
     pub role: Role,
+    /// What the portal tells them and how.
+    pub notifications: MyNotifications,
+}
+
+/// A person's choices for the messages the portal sends them.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct MyNotifications {
+    /// Whether they receive e-mail about their requests (admins: also requests awaiting
+    /// approval).
+    pub email: bool,
+    /// The language of the UI they last used, which their e-mail is written in (BCP 47);
+    /// null: the portal's default.
+    #[schema(example = "pt-BR")]
+    pub language: Option<String>,
+}
+
+/// What `POST /api/v1/me/notifications` changes.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NotificationChoice {
+    /// Whether the caller receives e-mail.
+    pub email: bool,
 }
 
 /// Who the session or API token belongs to, with their role.
@@ -49,15 +71,96 @@ pub struct Me {
         (status = 401, description = "No session and no valid API token", body = crate::http::error::ErrorBody),
     )
 )]
-pub async fn me(principal: axum::Extension<Principal>) -> Json<Me> {
+pub async fn me(
+    State(db): State<Db>,
+    principal: axum::Extension<Principal>,
+) -> Result<Json<Me>, crate::http::ApiError> {
     let v = &principal.viewer;
-    Json(Me {
+    Ok(Json(Me {
         username: v.username.clone(),
         name: v.name.clone(),
         email: v.email.clone(),
         groups: v.groups.clone(),
         role: v.role,
+        notifications: my_notifications(&db, principal.user_id).await?,
+    }))
+}
+
+async fn my_notifications(
+    db: &Db,
+    user_id: i64,
+) -> Result<MyNotifications, crate::adapters::db::DbError> {
+    let prefs = db.notification_prefs(user_id).await?;
+    Ok(MyNotifications {
+        email: prefs.as_ref().is_none_or(|p| p.email),
+        language: prefs.and_then(|p| p.language),
     })
+}
+
+/// Turns the caller's e-mail on or off (`{"email": false}`); answers their choices.
+#[utoipa::path(
+    post,
+    path = "/api/v1/me/notifications",
+    tag = "auth",
+    request_body = NotificationChoice,
+    responses(
+        (status = 200, description = "The caller's choices, as stored", body = MyNotifications),
+        (status = 401, description = "No session and no valid API token", body = crate::http::error::ErrorBody),
+        (status = 400, description = "The body is not `{\"email\": true|false}`", body = crate::http::error::ErrorBody),
+    )
+)]
+pub async fn set_my_notifications(
+    State(db): State<Db>,
+    principal: axum::Extension<Principal>,
+    body: Result<Json<NotificationChoice>, axum::extract::rejection::JsonRejection>,
+) -> Result<Json<MyNotifications>, crate::http::ApiError> {
+    let body = crate::http::api::selfservice::body(body)?;
+    db.set_email_notifications(principal.user_id, body.email)
+        .await?;
+    audit_notifications(&db, &principal.viewer.username, body.email).await;
+    Ok(Json(my_notifications(&db, principal.user_id).await?))
+}
+
+#[derive(Deserialize)]
+pub(super) struct NotificationsForm {
+    csrf_token: Option<String>,
+    /// The checkbox: present (`on`) when ticked, absent otherwise.
+    email: Option<String>,
+}
+
+/// `POST /profile/notifications`: the profile page's e-mail choice.
+pub(super) async fn set_notifications(
+    State(state): State<AppState>,
+    lang: PageLang,
+    principal: axum::Extension<Principal>,
+    Form(form): Form<NotificationsForm>,
+) -> Response {
+    if principal.via_token || !token_matches(&principal.viewer, form.csrf_token.as_deref()) {
+        return bad_csrf(lang);
+    }
+    let on = form.email.is_some();
+    if let Err(e) = state
+        .db
+        .set_email_notifications(principal.user_id, on)
+        .await
+    {
+        return crate::http::ApiError::from(e).into_response();
+    }
+    audit_notifications(&state.db, &principal.viewer.username, on).await;
+    Redirect::to("/profile").into_response()
+}
+
+async fn audit_notifications(db: &Db, actor: &str, email: bool) {
+    let entry = NewAuditEntry {
+        at: Utc::now(),
+        actor,
+        action: "profile.notifications",
+        target: &format!("user:{actor}"),
+        detail: serde_json::json!({ "email": email }),
+    };
+    if let Err(e) = db.append_audit(&entry).await {
+        tracing::error!(error = %e, "cannot write the audit log");
+    }
 }
 
 /// `GET /profile`: who you are and your API tokens.
@@ -75,10 +178,15 @@ async fn render_profile(
     principal: &Principal,
     new_token: TokenShown<'_>,
 ) -> Response {
+    let notifications = match my_notifications(&state.db, principal.user_id).await {
+        Ok(n) => n,
+        Err(e) => return crate::http::ApiError::from(e).into_response(),
+    };
     match state.db.list_api_tokens(principal.user_id).await {
         Ok(tokens) => pages::profile(
             lang,
             &principal.viewer,
+            notifications.email,
             &tokens,
             new_token,
             state.config.token_max_days,

@@ -32,6 +32,10 @@ pub(super) const LOGIN_KEY: &str = "login";
 /// Session key of the last time a request refreshed the session's idle expiry (Unix seconds).
 pub(super) const SEEN_KEY: &str = "seen_at";
 
+/// The UI language last recorded on the user for this session (their choice is written to
+/// `app_user` once per change, not on every request).
+pub(super) const LANG_KEY: &str = "lang";
+
 /// The session layer: signed `mirante_session` cookie, `HttpOnly`, `SameSite=Lax`, `Secure`
 /// on https, expiring after `session_idle_secs` without a request.
 pub fn session_layer(
