@@ -27,11 +27,15 @@ pub enum NoticeKind {
     Degraded,
     /// Proposing failed for good, or the pull request disappeared.
     Failed,
+    /// The resource expires soon (told at each threshold of the expiry sweep, once).
+    ExpiresSoon,
+    /// The resource expired and the sweep opened its removal.
+    RemovalOpened,
 }
 
 impl NoticeKind {
     /// Every kind.
-    pub const ALL: [NoticeKind; 8] = [
+    pub const ALL: [NoticeKind; 10] = [
         NoticeKind::AwaitsApproval,
         NoticeKind::Approved,
         NoticeKind::Rejected,
@@ -40,6 +44,8 @@ impl NoticeKind {
         NoticeKind::Live,
         NoticeKind::Degraded,
         NoticeKind::Failed,
+        NoticeKind::ExpiresSoon,
+        NoticeKind::RemovalOpened,
     ];
 
     /// The identifier used in the database, the webhook's JSON and the message templates.
@@ -53,6 +59,8 @@ impl NoticeKind {
             NoticeKind::Live => "live",
             NoticeKind::Degraded => "degraded",
             NoticeKind::Failed => "failed",
+            NoticeKind::ExpiresSoon => "expires_soon",
+            NoticeKind::RemovalOpened => "removal_opened",
         }
     }
 

@@ -59,6 +59,9 @@
 //! | `mail_from`             | `MIRANTE_MAIL_FROM`            | required with `smtp_url`: the sender, `Mirante <portal@example.org>` |
 //! | `notify_webhook_url`    | `MIRANTE_NOTIFY_WEBHOOK_URL`   | unset: no webhook; an `http(s)://` incoming webhook (Mattermost, Slack) each notice is POSTed to (secret: such URLs carry a token) |
 //! | `notify_webhook_secret` | `MIRANTE_NOTIFY_WEBHOOK_SECRET` | unset: unsigned; the key of `X-Mirante-Signature: sha256=<HMAC of the body>` (secret) |
+//! | `expiry_sweep_secs`     | `MIRANTE_EXPIRY_SWEEP_SECS`    | `3600`: how often expiry dates are swept (at start-up, then each interval; `0`: off) |
+//! | `expiry_removal`        | `MIRANTE_EXPIRY_REMOVAL`       | `propose`: the day after expiry a removal is opened and proposed at once; `approve`: it waits for an admin |
+//! | `expiry_notice_days`    | `MIRANTE_EXPIRY_NOTICE_DAYS`   | `7,1`: days before the expiry date at which the owner is told, each once |
 //! | `notify_max_attempts`   | `MIRANTE_NOTIFY_MAX_ATTEMPTS`  | `10`: attempts at one message before it is given up (backoff as the worker's: `worker_retry_secs` doubled, at most `worker_retry_max_secs`) |
 //!
 //! The file is read from `MIRANTE_CONFIG` when set (and must then exist), otherwise from
@@ -78,6 +81,7 @@ use secrecy::{ExposeSecret, SecretString};
 use serde::{Deserialize, Serialize};
 
 use crate::adapters::forge::ForgeKind;
+use crate::app::selfservice::expiry::ExpiryRemoval;
 
 /// Environment variable naming the configuration file.
 pub const CONFIG_FILE_ENV: &str = "MIRANTE_CONFIG";
@@ -146,6 +150,9 @@ const ENV_KEYS: &[&str] = &[
     "notify_webhook_url",
     "notify_webhook_secret",
     "notify_max_attempts",
+    "expiry_sweep_secs",
+    "expiry_removal",
+    "expiry_notice_days",
 ];
 
 /// How log lines are written.
@@ -353,6 +360,27 @@ pub struct Config {
     /// Attempts at one message before it is given up.
     #[serde(default = "default_notify_max_attempts")]
     pub notify_max_attempts: u32,
+    /// Seconds between two expiry sweeps; 0: off.
+    #[serde(default = "default_expiry_sweep_secs")]
+    pub expiry_sweep_secs: u64,
+    /// What the day after a resource's expiry does.
+    #[serde(default = "default_expiry_removal")]
+    pub expiry_removal: ExpiryRemoval,
+    /// Days before the expiry date at which the owner is told, comma-separated.
+    #[serde(default = "default_expiry_notice_days")]
+    pub expiry_notice_days: String,
+}
+
+fn default_expiry_sweep_secs() -> u64 {
+    3600
+}
+
+fn default_expiry_removal() -> ExpiryRemoval {
+    ExpiryRemoval::Propose
+}
+
+fn default_expiry_notice_days() -> String {
+    "7,1".to_owned()
 }
 
 fn default_notify_max_attempts() -> u32 {
@@ -532,6 +560,9 @@ impl Default for Config {
             notify_webhook_url: None,
             notify_webhook_secret: None,
             notify_max_attempts: default_notify_max_attempts(),
+            expiry_sweep_secs: default_expiry_sweep_secs(),
+            expiry_removal: default_expiry_removal(),
+            expiry_notice_days: default_expiry_notice_days(),
             argocd_poll_secs: default_argocd_poll_secs(),
             argocd_poll_max_secs: default_argocd_poll_max_secs(),
             metrics_bind: None,
@@ -728,7 +759,23 @@ impl Config {
                 "MIRANTE_NOTIFY_MAX_ATTEMPTS must be at least 1".to_owned(),
             ));
         }
+        if self.expiry_notice_days().is_none() {
+            return Err(ConfigError::Notify(
+                "MIRANTE_EXPIRY_NOTICE_DAYS must be days separated by commas, e.g. 7,1".to_owned(),
+            ));
+        }
         Ok(())
+    }
+
+    /// The days before an expiry date at which its owner is told (`expiry_notice_days`);
+    /// `None` when the setting is not a list of numbers.
+    pub fn expiry_notice_days(&self) -> Option<Vec<u32>> {
+        self.expiry_notice_days
+            .split(',')
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+            .map(|d| d.parse().ok())
+            .collect()
     }
 
     /// The catalog's folder in the monorepo, without a trailing `/`.
@@ -1040,6 +1087,9 @@ impl fmt::Debug for Config {
                 &self.notify_webhook_secret.as_ref().map(|_| REDACTED),
             )
             .field("notify_max_attempts", &self.notify_max_attempts)
+            .field("expiry_sweep_secs", &self.expiry_sweep_secs)
+            .field("expiry_removal", &self.expiry_removal)
+            .field("expiry_notice_days", &self.expiry_notice_days)
             .field("argocd_poll_secs", &self.argocd_poll_secs)
             .field("argocd_poll_max_secs", &self.argocd_poll_max_secs)
             .field("metrics_bind", &self.metrics_bind)

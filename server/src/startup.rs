@@ -294,6 +294,20 @@ impl Application {
                 background.clone(),
             );
         }
+        crate::app::selfservice::expiry::ExpirySweep::new(
+            Arc::clone(&self.state.selfservice),
+            self.state.db.clone(),
+            Arc::new(crate::app::clock::SystemClock),
+            crate::app::selfservice::expiry::ExpirySettings {
+                removal: self.state.config.expiry_removal,
+                notice_days: self.state.config.expiry_notice_days().unwrap_or_default(),
+            },
+        )
+        .spawn(
+            Duration::from_secs(self.state.config.expiry_sweep_secs),
+            self.state.config.worker_id(),
+            background.clone(),
+        );
         probes::spawn(
             self.checker.clone(),
             Arc::clone(&self.state.catalog),

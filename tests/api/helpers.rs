@@ -72,6 +72,8 @@ pub struct TestApp {
     /// The server's proposing worker, to wake it after writing a request straight to the
     /// database.
     pub worker: std::sync::Arc<mirante::app::selfservice::worker::Worker>,
+    /// The self-service operations of the portal (for the expiry sweep's tests).
+    pub selfservice: std::sync::Arc<mirante::app::selfservice::service::SelfService>,
     /// `http://<metrics address>` when the test configured `metrics_bind`.
     pub metrics_address: Option<String>,
     /// The configuration the server was built with, for [`TestApp::restart`].
@@ -383,6 +385,7 @@ async fn start(
     let address = format!("http://127.0.0.1:{port}");
     let db = app.state().db.clone();
     let worker = app.state().worker.clone();
+    let selfservice = app.state().selfservice.clone();
     let metrics_address = app.metrics_addr().map(|a| format!("http://{a}"));
     // Runs until the app is restarted or dropped; no signal handling in tests.
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -411,6 +414,7 @@ async fn start(
         catalog_dir: catalog_dir.as_ref().map(|d| d.path().to_owned()),
         data_dir: data_dir.path().to_owned(),
         worker,
+        selfservice,
         metrics_address,
         config,
         stop: Some(stop),

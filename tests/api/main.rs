@@ -18,6 +18,7 @@ mod capacity;
 mod catalog;
 mod catalog_changes;
 mod day_two;
+mod expiry;
 mod exports;
 mod forges;
 mod health;

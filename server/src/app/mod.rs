@@ -5,6 +5,7 @@
 
 pub(crate) mod catalog;
 pub(crate) mod catalog_change;
+pub mod clock;
 pub(crate) mod evidence;
 pub mod notify;
 pub(crate) mod probes;

@@ -579,6 +579,51 @@ impl Db {
     }
 }
 
+impl Db {
+    /// Records that the expiry sweep did `threshold_days`' step for `resource` and its expiry
+    /// date `expires`, and queues `notice` (kind, the request it names, its detail) in the
+    /// same transaction; answers `false`, queueing nothing, when that step was recorded
+    /// before.
+    #[tracing::instrument(name = "db.expiry_step_once", skip_all)]
+    pub async fn expiry_step_once(
+        &self,
+        resource: i64,
+        expires: &str,
+        threshold_days: i64,
+        at: DateTime<Utc>,
+        notice: Option<(NoticeKind, i64, &str)>,
+    ) -> Result<bool, DbError> {
+        let rules = self.outbox_rules();
+        let inserted = on_db!(self, |pool| {
+            let mut tx = pool.begin().await?;
+            // language=sql
+            let sql = "insert into expiry_notice (resource_id, expires, threshold_days, at)
+                       values ($1, $2, $3, $4) on conflict do nothing";
+            let n = sqlx::query(sql)
+                .bind(resource)
+                .bind(expires)
+                .bind(threshold_days)
+                .bind(at)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            if n == 1
+                && let Some((kind, request, detail)) = notice
+            {
+                // Queued for now whatever `at` the sweep's clock says: delivery runs on real
+                // time.
+                enqueue_notice!(tx, rules, kind, request, Utc::now(), "system", Some(detail));
+            }
+            tx.commit().await?;
+            n == 1
+        });
+        if inserted {
+            rules.wake();
+        }
+        Ok(inserted)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -104,6 +104,9 @@ pub struct Acting<'a> {
     pub removed: &'a [String],
     /// The SHA-256 of each file it changes or deletes, as the base branch held it.
     pub base_files: &'a BTreeMap<String, String>,
+    /// Who its creation is recorded as made by on the timeline, when not its author (`system`
+    /// for the removal the expiry sweep opens on the owner's behalf).
+    pub recorded_by: Option<&'a str>,
 }
 
 static NO_BASE_FILES: BTreeMap<String, String> = BTreeMap::new();
@@ -115,6 +118,7 @@ impl Acting<'_> {
         resource: None,
         removed: &[],
         base_files: &NO_BASE_FILES,
+        recorded_by: None,
     };
 }
 
@@ -583,7 +587,7 @@ impl Db {
                     id,
                     step,
                     r.at,
-                    &r.author.username,
+                    acting.recorded_by.unwrap_or(&r.author.username),
                     None::<&str>,
                     None::<&str>
                 );

@@ -22,6 +22,7 @@ pub(crate) mod capacity;
 pub(crate) use mirante_domain::catalog_edit;
 pub(crate) mod demo_history;
 pub(crate) mod deployments;
+pub mod expiry;
 pub(crate) mod kubeconfig;
 pub mod proposal;
 pub mod service;

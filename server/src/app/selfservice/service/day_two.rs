@@ -18,19 +18,22 @@ use std::collections::BTreeMap;
 
 use mirante_domain::access::{self, Principal};
 use mirante_domain::request::{Action, RequestEvent, RequestState};
-use mirante_domain::resource::ResourceState;
+use mirante_domain::resource::{Resource, ResourceState};
 use mirante_domain::selfservice::{Approval, ErrorCode, FieldError};
 use serde_json::{Map, Value, json};
 
 use super::error::forge_error;
 use super::{Draft, RequestDetail, SelfService, ServiceError, Submitted, fingerprint};
-use crate::adapters::db::requests::{Acting, Change, RequestKind, RequestRecord};
+use crate::adapters::db::requests::{Acting, Change, NewRequest, RequestKind, RequestRecord};
 use crate::adapters::forge::FileChange;
 use crate::app::catalog_change::{content_sha256, field_error};
 use crate::app::selfservice::capacity;
 use crate::app::selfservice::template::render::dns_label;
 
 use mirante_api_types::selfservice::ResourceRequestInput;
+
+/// Who the portal's own steps are recorded as made by.
+const SYSTEM: &str = "system";
 
 /// The parameter an extension changes.
 const DAYS: &str = "days";
@@ -111,6 +114,7 @@ impl SelfService {
                     resource: Some(id),
                     removed: &plan.removed,
                     base_files: &plan.base_files,
+                    recorded_by: None,
                 },
             },
             key,
@@ -174,6 +178,68 @@ impl SelfService {
         )
         .await;
         self.detail(principal, done).await
+    }
+
+    /// Opens the removal of an expired `resource` on its owner's behalf, recorded as made by
+    /// the portal (`system`); it waits for an admin when `needs_approval`, else the worker
+    /// proposes it at once. Answers the new request's id; an open request on the folder (an
+    /// extension asked for, say) refuses it with [`ServiceError::Duplicate`].
+    pub(crate) async fn open_expiry_removal(
+        &self,
+        resource: &Resource,
+        needs_approval: bool,
+    ) -> Result<i64, ServiceError> {
+        let creating = self
+            .db
+            .request(resource.id)
+            .await?
+            .ok_or_else(|| ServiceError::NotFound(format!("no resource {}", resource.id)))?;
+        let current = self.current_request(&resource.target, resource.id).await?;
+        let plan = self.plan_removal(&resource.target).await?;
+        let slug = dns_label(&format!("expired-{}", current.slug));
+        let values = Value::Object(Map::new());
+        let created = self
+            .db
+            .create_request_acting(
+                RequestKind::Template,
+                Acting {
+                    action: Action::Remove,
+                    resource: Some(resource.id),
+                    removed: &plan.removed,
+                    base_files: &plan.base_files,
+                    recorded_by: Some(SYSTEM),
+                },
+                &NewRequest {
+                    template: &current.template,
+                    template_title: &current.template_title,
+                    values: &values,
+                    files: &[],
+                    target: &resource.target,
+                    slug: &slug,
+                    author: &creating.author,
+                    needs_approval,
+                    at: chrono::Utc::now(),
+                    idempotency: None,
+                },
+            )
+            .await?;
+        let id = created.request.id;
+        self.audit(
+            SYSTEM,
+            "request.expiry_removal",
+            id,
+            json!({
+                "resource": resource.id,
+                "target": resource.target,
+                "expires": resource.expires,
+                "removed": plan.removed.len(),
+            }),
+        )
+        .await;
+        if !needs_approval {
+            self.worker.wake();
+        }
+        Ok(id)
     }
 
     /// The request whose files the resource holds now: the latest merged one that is not a

@@ -35,6 +35,11 @@ impl SelfService {
             .collect())
     }
 
+    /// Every resource, whoever owns it (the expiry sweep's view), newest first.
+    pub(crate) async fn all_resources(&self) -> Result<Vec<Resource>, ServiceError> {
+        self.derive_resources(None).await
+    }
+
     /// One resource the caller may see; others' do not exist for a researcher.
     pub async fn resource(&self, principal: &Principal, id: i64) -> Result<Resource, ServiceError> {
         let creating = self
