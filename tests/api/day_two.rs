@@ -19,27 +19,7 @@ fn workspace(name: &str) -> Value {
 
 /// Rui's workspace `nlp`, approved by Ada and merged: the resource's id.
 async fn merged_workspace(app: &TestApp, rui: &reqwest::Client) -> i64 {
-    let id = app
-        .post_json(rui, "/api/v1/requests", &workspace("nlp"), 201)
-        .await["id"]
-        .as_i64()
-        .unwrap();
-    app.post_json(
-        &app.client,
-        &format!("/api/v1/requests/{id}/approve"),
-        &json!({}),
-        200,
-    )
-    .await;
-    wait_for_state(app, rui, id, "proposed").await;
-    app.post_json(
-        &app.client,
-        &format!("/api/v1/requests/{id}/merge"),
-        &json!({}),
-        200,
-    )
-    .await;
-    id
+    crate::requests::merged_workspace(app, rui, &workspace("nlp")).await
 }
 
 /// What the base branch holds under `dir`, as sorted paths.

@@ -23,26 +23,7 @@ fn workspace(name: &str, days: u32) -> Value {
 
 /// Rui's workspace `name`, approved by Ada and merged: its id and expiry date.
 async fn merged(app: &TestApp, rui: &reqwest::Client, name: &str, days: u32) -> (i64, NaiveDate) {
-    let id = app
-        .post_json(rui, "/api/v1/requests", &workspace(name, days), 201)
-        .await["id"]
-        .as_i64()
-        .unwrap();
-    app.post_json(
-        &app.client,
-        &format!("/api/v1/requests/{id}/approve"),
-        &json!({}),
-        200,
-    )
-    .await;
-    wait_for_state(app, rui, id, "proposed").await;
-    app.post_json(
-        &app.client,
-        &format!("/api/v1/requests/{id}/merge"),
-        &json!({}),
-        200,
-    )
-    .await;
+    let id = crate::requests::merged_workspace(app, rui, &workspace(name, days)).await;
     let resource = app
         .get_json_as(rui, &format!("/api/v1/resources/{id}"), 200)
         .await;

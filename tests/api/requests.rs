@@ -53,6 +53,30 @@ pub(crate) async fn wait_for_state(
     }
 }
 
+/// Rui's GPU workspace request `input` (`{"template": "gpu-workspace", "values": …}`),
+/// approved by Ada, proposed and merged in the portal; its id (the resource's).
+pub(crate) async fn merged_workspace(app: &TestApp, rui: &reqwest::Client, input: &Value) -> i64 {
+    let id = app.post_json(rui, "/api/v1/requests", input, 201).await["id"]
+        .as_i64()
+        .unwrap();
+    app.post_json(
+        &app.client,
+        &format!("/api/v1/requests/{id}/approve"),
+        &serde_json::json!({}),
+        200,
+    )
+    .await;
+    wait_for_state(app, rui, id, "proposed").await;
+    app.post_json(
+        &app.client,
+        &format!("/api/v1/requests/{id}/merge"),
+        &serde_json::json!({}),
+        200,
+    )
+    .await;
+    id
+}
+
 /// The files a branch adds or changes on top of `main`, with their contents.
 fn branch_files(monorepo: &Path, branch: &str) -> Vec<(String, String)> {
     let repo = git2::Repository::open(monorepo).unwrap();

@@ -9,7 +9,6 @@ use secrecy::SecretString;
 use serde_json::{Value, json};
 
 use crate::helpers::*;
-use crate::requests::wait_for_state;
 use mirante_tests::argocd::{AppStatus, FakeArgo, TOKEN, application};
 
 const TARGET: &str = "apps/sp/gpu-sp-01/workspaces/nlp";
@@ -31,25 +30,7 @@ async fn merged_workspace(app: &TestApp, rui: &reqwest::Client) -> i64 {
         "template": "gpu-workspace",
         "values": {"name": "nlp", "cluster": "gpu-sp-01", "gpus": 1, "purpose": "thesis"}
     });
-    let id = app.post_json(rui, "/api/v1/requests", &input, 201).await["id"]
-        .as_i64()
-        .unwrap();
-    app.post_json(
-        &app.client,
-        &format!("/api/v1/requests/{id}/approve"),
-        &json!({}),
-        200,
-    )
-    .await;
-    wait_for_state(app, rui, id, "proposed").await;
-    app.post_json(
-        &app.client,
-        &format!("/api/v1/requests/{id}/merge"),
-        &json!({}),
-        200,
-    )
-    .await;
-    id
+    crate::requests::merged_workspace(app, rui, &input).await
 }
 
 /// The local monorepo's `main` head (the merge) and its first parent (before the merge).
