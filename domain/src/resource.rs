@@ -71,6 +71,18 @@ impl ResourceState {
         }
     }
 
+    /// Whether its files are on the base branch: the states in which it can be changed,
+    /// extended or removed, and in which it can expire.
+    pub fn has_files_on_base(self) -> bool {
+        matches!(
+            self,
+            ResourceState::Merged
+                | ResourceState::Syncing
+                | ResourceState::Live
+                | ResourceState::Degraded
+        )
+    }
+
     /// The state named `s` (as [`ResourceState::as_str`] writes it).
     pub fn parse(s: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|state| state.as_str() == s)
@@ -81,6 +93,43 @@ impl fmt::Display for ResourceState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
+}
+
+/// A resource as its own page and `GET /api/v1/resources/{id}` show it: with the version of
+/// its template its files were rendered with, and the update the template offers since.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResourceDetail {
+    /// The resource.
+    #[serde(flatten)]
+    pub resource: Resource,
+    /// The template version its files were rendered with (`None` when made before versions
+    /// were recorded).
+    pub template_version: Option<String>,
+    /// What its template renders differently now, when it does: `None` when the template is
+    /// at the resource's version or renders the same files.
+    pub update: Option<TemplateUpdate>,
+}
+
+/// A template's update for one resource: its files rendered again from the resource's values
+/// with the template's current version, where they differ from the base branch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TemplateUpdate {
+    /// The template's current version.
+    pub version: String,
+    /// Each file that changes, with its unified diff against the base branch.
+    pub files: Vec<UpdateFile>,
+    /// Parameters the new version asks for that the resource's values lack (or no longer
+    /// satisfy): they are given with the update before it can be proposed.
+    pub needs: Vec<String>,
+}
+
+/// One file an update changes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UpdateFile {
+    /// Its path in the monorepo.
+    pub path: String,
+    /// Its unified diff against the base branch.
+    pub diff: String,
 }
 
 /// What [`resources`] needs to know of one request.

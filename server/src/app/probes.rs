@@ -509,11 +509,7 @@ impl Shared {
     /// takes over one round after it stops. A database that cannot be read leaves the checks
     /// to each replica, as before there were several.
     async fn runs_this_round(&self, interval: Duration) -> bool {
-        let now = Utc::now().timestamp_millis();
-        let span = i64::try_from(interval.as_millis()).unwrap_or(i64::MAX / 4);
-        // Held until a little before the holder's next tick, so it renews in time.
-        let until = now + span.saturating_sub(span / 10).max(1);
-        match self.db.claim_lease(PROBES, &self.replica, now, until).await {
+        match self.db.claim_round(PROBES, &self.replica, interval).await {
             Ok(held) => held,
             Err(error) => {
                 tracing::warn!(%error, "cannot share the live checks with the other replicas; running them here");

@@ -131,6 +131,21 @@ impl Db {
         Ok(n == 1)
     }
 
+    /// Takes or renews the lease `name` for one round of a periodic work done every
+    /// `interval`: held until a little before `owner`'s next tick, so the holder renews it in
+    /// time and another replica takes over one round after the holder stops.
+    pub async fn claim_round(
+        &self,
+        name: &str,
+        owner: &str,
+        interval: std::time::Duration,
+    ) -> Result<bool, DbError> {
+        let now = chrono::Utc::now().timestamp_millis();
+        let span = i64::try_from(interval.as_millis()).unwrap_or(i64::MAX / 4);
+        let until = now + span.saturating_sub(span / 10).max(1);
+        self.claim_lease(name, owner, now, until).await
+    }
+
     /// Writes what the work `name` found, for every replica to read.
     #[tracing::instrument(name = "db.put_shared", skip_all)]
     pub async fn put_shared(

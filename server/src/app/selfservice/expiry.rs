@@ -6,11 +6,11 @@
 //! while it waits. One replica sweeps at a time (a lease in the database); the date comes
 //! from one [`Clock`], so tests move time.
 
-use std::{sync::Arc, time::Duration};
+use std::{collections::BTreeSet, sync::Arc, time::Duration};
 
 use chrono::NaiveDate;
 use mirante_domain::notification::NoticeKind;
-use mirante_domain::resource::{Resource, ResourceState};
+use mirante_domain::resource::Resource;
 use tokio_util::sync::CancellationToken;
 
 use crate::adapters::db::Db;
@@ -80,6 +80,16 @@ impl ExpirySweep {
         let now = self.clock.now();
         let today = now.date_naive();
         let mut swept = Swept::default();
+        // Folders with a request still on its way (an extension asked for, or the removal
+        // opened by an earlier sweep): no removal is opened for them, and the forge is not read.
+        let busy: BTreeSet<String> = self
+            .db
+            .open_requests()
+            .await?
+            .into_iter()
+            .filter(|r| !r.state.is_final())
+            .map(|r| r.target)
+            .collect();
         for resource in self.service.all_resources().await? {
             let Some(expires) = expiry_of(&resource) else {
                 continue;
@@ -87,6 +97,10 @@ impl ExpirySweep {
             let days_left = (expires - today).num_days();
             let date = expires.to_string();
             if days_left < 0 {
+                if busy.contains(&resource.target) {
+                    swept.waiting.push(resource.id);
+                    continue;
+                }
                 match self
                     .service
                     .open_expiry_removal(&resource, self.settings.removal == ExpiryRemoval::Approve)
@@ -153,10 +167,7 @@ impl ExpirySweep {
                 tokio::select! {
                     () = stop.cancelled() => break,
                     _ = every.tick() => {
-                        let now = chrono::Utc::now().timestamp_millis();
-                        let span = i64::try_from(interval.as_millis()).unwrap_or(i64::MAX / 4);
-                        let until = now + span.saturating_sub(span / 10).max(1);
-                        match self.db.claim_lease(LEASE, &replica, now, until).await {
+                        match self.db.claim_round(LEASE, &replica, interval).await {
                             Ok(true) => {}
                             Ok(false) => continue,
                             Err(error) => {
@@ -182,13 +193,7 @@ impl ExpirySweep {
 
 /// The expiry date of a resource whose files are on the base branch, if it has one.
 fn expiry_of(resource: &Resource) -> Option<NaiveDate> {
-    if !matches!(
-        resource.state,
-        ResourceState::Merged
-            | ResourceState::Syncing
-            | ResourceState::Live
-            | ResourceState::Degraded
-    ) {
+    if !resource.state.has_files_on_base() {
         return None;
     }
     NaiveDate::parse_from_str(resource.expires.as_deref()?, "%Y-%m-%d").ok()

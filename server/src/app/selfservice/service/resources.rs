@@ -75,7 +75,7 @@ impl SelfService {
     }
 
     /// The stored template requests (of one folder, or all), oldest first.
-    async fn template_requests(
+    pub(super) async fn template_requests(
         &self,
         target: Option<&str>,
     ) -> Result<Vec<RequestRecord>, ServiceError> {
@@ -317,16 +317,7 @@ impl SelfService {
             .derive_from(&parsed, None)
             .await?
             .into_iter()
-            .filter(|r| {
-                r.owner_user_id == principal.user_id
-                    && matches!(
-                        r.state,
-                        ResourceState::Merged
-                            | ResourceState::Syncing
-                            | ResourceState::Live
-                            | ResourceState::Degraded
-                    )
-            })
+            .filter(|r| r.owner_user_id == principal.user_id && r.state.has_files_on_base())
             .collect();
         let mut out: Vec<CatalogOption> = Vec::new();
         for r in &mine {
