@@ -70,6 +70,18 @@ pub struct ResourceRequestInput {
     pub values: serde_json::Value,
 }
 
+/// What a resubmission changes: `{"values": {...}}`, the parameters that change (the others
+/// keep the ended request's values). `{}` resubmits the same values.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ResubmitInput {
+    /// The values that change, by parameter name.
+    #[serde(default = "empty_object")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub values: serde_json::Value,
+}
+
 fn empty_object() -> serde_json::Value {
     serde_json::Value::Object(serde_json::Map::new())
 }
@@ -156,6 +168,9 @@ pub struct RequestSummary {
     pub created_at: DateTime<Utc>,
     /// When it last changed.
     pub updated_at: DateTime<Utc>,
+    /// The ended request (rejected, withdrawn or failed) it makes again, if it does.
+    #[serde(default)]
+    pub resubmits: Option<i64>,
 }
 
 /// One step of the timeline.
@@ -233,6 +248,14 @@ pub struct RequestDetail {
     /// starts proposing it.
     #[serde(default)]
     pub can_withdraw: bool,
+    /// Whether the caller (its author, or an admin) may make it again now, with changed values
+    /// (`POST /api/v1/requests/{id}/resubmit`): it ended without a merge (rejected, withdrawn
+    /// or failed) and no later request makes it again yet.
+    #[serde(default)]
+    pub can_resubmit: bool,
+    /// The latest request that makes this one again, if one does.
+    #[serde(default)]
+    pub resubmitted_as: Option<i64>,
     /// Whether the caller, an admin, would decide or merge it now but made it themselves:
     /// the four-eyes rule leaves that to another admin.
     pub another_admin_decides: bool,
@@ -316,6 +339,7 @@ mod tests {
                 pr_url: None,
                 created_at: at,
                 updated_at: at,
+                resubmits: Some(5),
             },
             values: serde_json::json!({"gpus": 2}),
             files: vec![RequestFile {
@@ -342,6 +366,8 @@ mod tests {
             can_decide: false,
             can_merge: true,
             can_withdraw: false,
+            can_resubmit: false,
+            resubmitted_as: None,
             another_admin_decides: false,
             resource: None,
         };

@@ -111,6 +111,12 @@ pub struct TemplateManifest {
     /// The form's fields, in order.
     #[serde(default)]
     pub parameters: Vec<Parameter>,
+    /// The template's version, as its authors name it (`"2"`, `"2026-12"`); without it the
+    /// portal names each version by a digest of the template's files. A resource records the
+    /// version it was rendered with; when the template's changes, the resource is offered the
+    /// update.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
 }
 
 /// The JSON-Schema type of a parameter.

@@ -22,7 +22,7 @@ use crate::{
         layer::LayerView,
         overview::OverviewView,
         requests::{RequestPage, RequestsPage},
-        resources::ResourcesPage,
+        resources::{ResourcePage, ResourcesPage},
         roadmap::{RoadmapGraphView, RoadmapView},
         selfservice::{PreviewPageView, TemplateFormPage, TemplateProblemsPage, TemplatesPage},
         sites::SitesPage,
@@ -119,6 +119,11 @@ pub fn App() -> impl IntoView {
                     />
                     <Route path=StaticSegment("requests") view=RequestsPage ssr=SsrMode::Async/>
                     <Route path=StaticSegment("resources") view=ResourcesPage ssr=SsrMode::Async/>
+                    <Route
+                        path=(StaticSegment("resources"), ParamSegment("id"))
+                        view=ResourcePage
+                        ssr=SsrMode::Async
+                    />
                     <Route
                         path=(StaticSegment("requests"), ParamSegment("id"))
                         view=RequestPage

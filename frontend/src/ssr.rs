@@ -16,8 +16,8 @@ use crate::api::dashboard::LiveChecks;
 use crate::api::{
     catalog_change::CatalogChangePreview,
     selfservice::{
-        GpuCapacity, Preview, RequestPageData, RequestSummary, SsError, TemplateForm,
-        TemplateSummary,
+        GpuCapacity, Preview, RequestPageData, RequestSummary, ResourcePageData, SsError,
+        TemplateForm, TemplateSummary, TemplateUpdates,
     },
 };
 
@@ -82,7 +82,7 @@ pub trait SelfServiceData: Send + Sync + 'static {
     ) -> Result<Preview, SsError>;
     /// Stores a request with these values, rendered as the preview made `at` (RFC 3339) did;
     /// answers its id. A `key` used before by the caller with the same values answers the
-    /// request it made.
+    /// request it made. With `resubmits`, it makes that ended request again.
     async fn submit(
         &self,
         caller: &Parts,
@@ -90,6 +90,7 @@ pub trait SelfServiceData: Send + Sync + 'static {
         values: Value,
         at: Option<&str>,
         key: Option<&str>,
+        resubmits: Option<i64>,
     ) -> Result<i64, SsError>;
     /// A fresh idempotency key for a submit or propose form.
     fn request_key(&self) -> String;
@@ -104,6 +105,22 @@ pub trait SelfServiceData: Send + Sync + 'static {
         &self,
         caller: &Parts,
     ) -> Result<Vec<mirante_domain::resource::Resource>, SsError>;
+    /// A resource the caller may see, with what its page's forms need (the session's token
+    /// and the idempotency key are left for the server function to fill in).
+    async fn resource(&self, caller: &Parts, id: i64) -> Result<ResourcePageData, SsError>;
+    /// Asks to update, extend or remove resource `id` with the form's `fields` (the values
+    /// that change, by parameter name); answers the new request's id. `key` as for
+    /// [`SelfServiceData::submit`].
+    async fn ask_on_resource(
+        &self,
+        caller: &Parts,
+        id: i64,
+        action: mirante_domain::request::Action,
+        fields: Vec<(String, String)>,
+        key: Option<&str>,
+    ) -> Result<i64, SsError>;
+    /// Withdraws a request not yet proposed (its author, or an admin).
+    async fn withdraw(&self, caller: &Parts, id: i64) -> Result<(), SsError>;
     /// Approves a request awaiting approval; with `overcommit_reason`, also beyond the free
     /// GPUs of its cluster.
     async fn approve(
@@ -119,6 +136,8 @@ pub trait SelfServiceData: Send + Sync + 'static {
     async fn merge(&self, caller: &Parts, id: i64) -> Result<(), SsError>;
     /// Every GPU cluster's GPUs, total and free now.
     async fn gpu_capacity(&self, caller: &Parts) -> Result<Vec<GpuCapacity>, SsError>;
+    /// Each template whose current version would change resources, with them (admins).
+    async fn template_updates(&self, caller: &Parts) -> Result<Vec<TemplateUpdates>, SsError>;
     /// Templates that did not load, with file and line.
     async fn template_problems(&self, caller: &Parts) -> Result<Vec<Diagnostic>, SsError>;
     /// What a change of item `item` (the API's JSON input) would propose (admins).

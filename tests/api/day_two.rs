@@ -178,4 +178,47 @@ on_both_databases! {
         let blob = repo.revparse_single(&format!("main:{quota}")).unwrap().peel_to_blob().unwrap();
         assert_eq!(blob.content(), b"# raised by hand\n", "the hand-made change stands");
     }
+
+    async fn a_rejected_request_is_resubmitted_with_changed_values_as_a_new_request_that_links_the_old(backend: Backend) {
+        let app = spawn_app_with(backend, CatalogSetup::Embedded).await;
+        let rui = app.dev_browser("rui").await;
+        let first = app.post_json(&rui, "/api/v1/requests", &workspace("nlp"), 201).await;
+        let id = first["id"].as_i64().unwrap();
+        // Not ended yet: nothing to resubmit.
+        assert_eq!(first["can_resubmit"], false, "{first}");
+        app.post_json(&rui, &format!("/api/v1/requests/{id}/resubmit"), &json!({}), 409).await;
+        app.post_json(&app.client, &format!("/api/v1/requests/{id}/reject"), &json!({"comment": "state a purpose the lab can check"}), 200)
+            .await;
+        let rejected = app.get_json_as(&rui, &format!("/api/v1/requests/{id}"), 200).await;
+        assert_eq!(rejected["can_resubmit"], true, "{rejected}");
+
+        // Every field is checked again: a bad value is refused and nothing is stored.
+        let refused = app
+            .post_json(&rui, &format!("/api/v1/requests/{id}/resubmit"), &json!({"values": {"gpus": 0, "memory_gib": 9999}}), 422)
+            .await;
+        let fields: Vec<&str> = refused["details"].as_array().unwrap().iter().map(|d| d["field"].as_str().unwrap()).collect();
+        assert!(fields.contains(&"gpus") && fields.contains(&"memory_gib"), "{refused}");
+
+        let path = format!("/api/v1/requests/{id}/resubmit");
+        let body = json!({"values": {"purpose": "thesis chapter 3: fine-tuning on the lab's corpus"}});
+        let again = app.post_json_with_key(&rui, &path, &body, "resubmit-1", 201).await;
+        let again_id = again["id"].as_i64().unwrap();
+        assert_ne!(again_id, id);
+        assert_eq!(again["resubmits"], id, "{again}");
+        assert_eq!(again["state"], "awaiting_approval", "the same approval as a first request");
+        // The old values stay unless changed: same name, cluster and GPUs, the new purpose.
+        assert_eq!(again["values"]["name"], "nlp");
+        assert_eq!(again["values"]["gpus"], 1);
+        assert_eq!(again["values"]["purpose"], "thesis chapter 3: fine-tuning on the lab's corpus");
+        assert!(again["files"].as_array().unwrap().iter().any(|f| f["content"].as_str().unwrap().contains("fine-tuning")), "{again}");
+        // Sent again with its key, the same request answers; the old one links the new.
+        let replayed = app.post_json_with_key(&rui, &path, &body, "resubmit-1", 201).await;
+        assert_eq!(replayed["id"], again_id);
+        let old = app.get_json_as(&rui, &format!("/api/v1/requests/{id}"), 200).await;
+        assert_eq!(old["resubmitted_as"], again_id, "{old}");
+        assert_eq!(old["can_resubmit"], false, "made again once");
+        // Someone else's request does not exist for a researcher.
+        let bia = app.with_token(&seed_token(&app.db, "bia", &[]).await);
+        app.post_json(&bia, &path, &json!({}), 404).await;
+    }
 }

@@ -245,6 +245,28 @@ impl TestApp {
         serde_json::from_str(&text).unwrap_or(Value::Null)
     }
 
+    /// [`TestApp::post_json`] with an `Idempotency-Key` header.
+    pub async fn post_json_with_key(
+        &self,
+        client: &reqwest::Client,
+        path: &str,
+        body: &Value,
+        key: &str,
+        status: u16,
+    ) -> Value {
+        let response = client
+            .post(format!("{}{path}", self.address))
+            .header("Idempotency-Key", key)
+            .json(body)
+            .send()
+            .await
+            .expect("request failed");
+        let got = response.status().as_u16();
+        let text = response.text().await.unwrap();
+        assert_eq!(got, status, "POST {path}: {text}");
+        serde_json::from_str(&text).unwrap_or(Value::Null)
+    }
+
     /// `GET` a path with `client` and parse the answer, asserting the status.
     pub async fn get_json_as(&self, client: &reqwest::Client, path: &str, status: u16) -> Value {
         let response = client

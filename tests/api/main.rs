@@ -37,3 +37,4 @@ mod replicas;
 mod requests;
 mod resources;
 mod roadmap;
+mod upgrades;

@@ -400,3 +400,132 @@ test('the request form works without JavaScript: preview, submit, request page',
     await nojs.close();
   }
 });
+
+/** Ada merges request `id` through the request page's confirmation. */
+async function mergeAsAda(id) {
+  const page = await ada.context.newPage();
+  await page.goto(`${portal.url}/requests/${id}`, { waitUntil: 'load' });
+  await waitForHydration(page);
+  await page.locator('summary.merge-open').click();
+  await page.locator('button.merge').click();
+  await page.waitForFunction(() => document.querySelector('.request-state [data-state]')?.dataset.state === 'merged');
+  await page.close();
+}
+
+/** Reloads a resource's page until its state is `want`. */
+async function waitForResource(page, id, want) {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    await page.goto(`${portal.url}/resources/${id}`, { waitUntil: 'load' });
+    await waitForHydration(page);
+    const state = await page.locator(`.resource[data-id="${id}"]`).getAttribute('data-state');
+    if (state === want) return;
+    if (Date.now() > deadline) throw new Error(`resource ${id} is ${state}, not ${want}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+test('Rui extends his workspace without approval, is refused a second GPU with the numbers, removes it, and the GPU is free again', async () => {
+  const target = 'apps/sp/gpu-sp-01/workspaces/nlp';
+  const page = await rui.context.newPage();
+  const errors = watchErrors(page);
+  // From the list of resources to the workspace's own page.
+  await page.goto(`${portal.url}/resources`, { waitUntil: 'load' });
+  await waitForHydration(page);
+  await page.locator(`.resource[data-id="${requests.gpu}"] a.item-name`).click();
+  await page.waitForURL(`${portal.url}/resources/${requests.gpu}`);
+  await page.locator('form.extend-form').waitFor();
+  assert.equal(await page.locator('#update-gpus').inputValue(), '1', 'the form holds the current values');
+
+  // Ten more days, counted from today: no approval, so it is proposed at once.
+  await page.locator('#extend-days').fill('10');
+  await page.locator('button.extend').click();
+  await page.waitForURL(/\/requests\/\d+$/);
+  const extension = Number(new URL(page.url()).pathname.split('/').pop());
+  assert.equal(await page.locator('.request-action').getAttribute('data-action'), 'extend');
+  await waitForState(page, extension, 'proposed');
+  await mergeAsAda(extension);
+  const expires = new Date(Date.now() + 10 * 86_400_000).toISOString().slice(0, 10);
+  assert.match(git('show', `main:${target}/namespace.yaml`), new RegExp(`mirante.dev/expires: "?${expires}`));
+  await page.screenshot({ path: `${SHOTS}daytwo-extended.png`, fullPage: true });
+
+  // Two GPUs where the cluster has one: refused with the numbers, nothing stored.
+  await waitForResource(page, requests.gpu, 'live');
+  await page.locator('#update-gpus').fill('2');
+  await page.locator('button.update').click();
+  await page.waitForFunction(() => /gpu-sp-01/.test(document.querySelector('.day-two .error-box')?.textContent ?? ''));
+  const refused = await page.locator('.day-two .error-box').innerText();
+  assert.match(refused, /2\b.*gpu-sp-01.*\b1\b/, `the numbers are given: ${refused}`);
+  assert.equal(new URL(page.url()).pathname, `/resources/${requests.gpu}`, 'no request was made');
+  await page.screenshot({ path: `${SHOTS}daytwo-refused.png`, fullPage: true });
+
+  // Removal, after a confirmation naming the folder: its pull request deletes every file.
+  await page.locator('summary.remove-open').click();
+  assert.match(await page.locator('.remove-what').innerText(), new RegExp(target));
+  await page.locator('button.remove').click();
+  await page.waitForURL(/\/requests\/\d+$/);
+  const removal = Number(new URL(page.url()).pathname.split('/').pop());
+  assert.equal(await page.locator('.request-action').getAttribute('data-action'), 'remove');
+  await waitForState(page, removal, 'proposed');
+  const branch = await page.locator('code.branch').innerText();
+  assert.equal(git('ls-tree', '-r', '--name-only', branch, '--', target).trim(), '', 'the branch deletes the folder');
+  assert.ok(await page.locator('.removed-files li').count() >= 2, 'the page lists the files it deletes');
+  await mergeAsAda(removal);
+  assert.equal(git('ls-tree', '-r', '--name-only', 'main', '--', target).trim(), '', 'the folder is gone from main');
+  await waitForResource(page, requests.gpu, 'removed');
+  assert.equal(await page.locator('form.extend-form').count(), 0, 'a removed resource offers no change');
+  await page.screenshot({ path: `${SHOTS}daytwo-removed.png`, fullPage: true });
+
+  // The GPU is free again: the form says so and a new request for it is accepted.
+  await page.goto(`${portal.url}/self-service/gpu-workspace`, { waitUntil: 'load' });
+  await waitForHydration(page);
+  assert.match(await page.locator('[name="cluster"] option[value="gpu-sp-01"]').innerText(), /1 \/ 1 GPUs free/);
+  await fillAndPreview(page, 'gpu-workspace', { name: 'nlp2', cluster: 'gpu-sp-01', gpus: '1' });
+  requests.again = await submit(page);
+  assert.equal(await stateOf(page), 'awaiting_approval', 'the new request is taken');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('a researcher withdraws a request before it is proposed, and nothing reaches the monorepo', async () => {
+  const page = await rui.context.newPage();
+  const errors = watchErrors(page);
+  // nlp2, asked for above, waits for an admin's approval.
+  await page.goto(`${portal.url}/requests/${requests.again}`, { waitUntil: 'load' });
+  await waitForHydration(page);
+  assert.equal(await stateOf(page), 'awaiting_approval');
+  await page.locator('button.withdraw').click();
+  await page.waitForFunction(() => document.querySelector('.request-state [data-state]')?.dataset.state === 'closed');
+  const last = await page.locator('.timeline li').last().innerText();
+  assert.match(last, /rui/i, `who withdrew it is on the timeline: ${last}`);
+  assert.equal(await page.locator('button.withdraw').count(), 0, 'a closed request cannot be withdrawn again');
+  assert.equal(git('branch', '--list', `mirante/${requests.again}-*`).trim(), '', 'no branch was opened');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('a withdrawn request is asked again with changes: the form opens filled, and the new request links the old', async () => {
+  const page = await rui.context.newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${portal.url}/requests/${requests.again}`, { waitUntil: 'load' });
+  await waitForHydration(page);
+  await page.locator('a.resubmit-link').click();
+  await page.waitForURL(/\/self-service\/gpu-workspace\?/);
+  await page.waitForSelector('form.ss-form');
+  assert.equal(await page.locator('[name="name"]').inputValue(), 'nlp2', 'the form holds the old values');
+  assert.match(await page.locator('.resubmitting').innerText(), new RegExp(`#${requests.again}`));
+  await page.locator('[name="purpose"]').fill('a second try, with a purpose');
+  await page.locator('form.ss-form button[type="submit"]').click();
+  await page.waitForURL(/\/self-service\/gpu-workspace\/preview\?/);
+  await page.waitForSelector('details.file');
+  const newer = await submit(page);
+  assert.notEqual(newer, requests.again);
+  assert.equal(await page.locator('a.resubmits').getAttribute('href'), `/requests/${requests.again}`);
+  await page.goto(`${portal.url}/requests/${requests.again}`, { waitUntil: 'load' });
+  await waitForHydration(page);
+  assert.equal(await page.locator('.resubmitted-as a').getAttribute('href'), `/requests/${newer}`);
+  assert.equal(await page.locator('a.resubmit-link').count(), 0, 'asked again once');
+  await page.screenshot({ path: `${SHOTS}resubmitted.png`, fullPage: true });
+  assert.deepEqual(errors, []);
+  await page.close();
+});

@@ -88,6 +88,7 @@ fn workspace() -> TemplateManifest {
                 ..param("note", ParamType::String)
             },
         ],
+        version: None,
     }
 }
 

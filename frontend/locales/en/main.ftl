@@ -391,8 +391,8 @@ req-next-approved = the portal opens a branch and a pull request with exactly th
 req-next-proposing = the branch and pull request are being opened; this page shows the pull request when it is there.
 req-next-proposed = the pull request waits for its merge; once merged, Argo CD applies the files to the cluster.
 req-next-merged = nothing: the files are on the main branch and Argo CD applies them. To change them, make a new request.
-req-next-rejected = nothing: no branch was opened. Read the comment above, then make a new request if it still makes sense.
-req-next-closed = nothing: the pull request was closed without a merge. Make a new request to try again.
+req-next-rejected = nothing: no branch was opened. Read the comment above, then ask again with changes if it still makes sense.
+req-next-closed = nothing: the request was withdrawn, or its pull request closed without a merge. Ask again if it still makes sense.
 req-next-failed = an admin looks at the error above; the portal retries what it can. Make a new request if it stays failed.
 
 ## Live evidence checks (probes and Argo CD)
@@ -542,3 +542,43 @@ auth-notify-email = E-mail me about my requests (and, for admins, requests await
 auth-notify-on = E-mail is on.
 auth-notify-off = E-mail is off.
 auth-notify-save = Save
+
+## Day two: a resource's page and the requests that change it
+res-page-title = Resource #{ $id }
+res-open-request = A request on this resource is on its way; no other change is taken until it is merged, rejected or withdrawn:
+res-change = Change this resource
+res-change-help = Each change is a request of its own, with its own pull request on the monorepo, followed until it is applied. You can withdraw it before it is proposed.
+res-extend = Extend
+res-extend-days = New duration, in days from today (at most { $max })
+res-extend-help = An extension within the template's limit needs no approval: its pull request is opened at once.
+res-extend-button = Ask for the extension
+res-update = Change its size
+res-update-approval = An admin approves the change before its pull request is opened. More GPUs are checked against the cluster's free ones.
+res-update-no-approval = The change needs no approval: its pull request is opened at once.
+res-update-button = Ask for the change
+res-remove = Remove
+res-remove-open = Remove…
+res-remove-what = This opens a pull request that deletes every file under { $target }. Once it is merged and Argo CD no longer runs it, the resource is removed and its GPUs are free again.
+res-remove-button = Remove this resource
+req-action-update = Update
+req-action-extend = Extension
+req-action-remove = Removal
+req-withdraw = Withdraw this request
+req-withdraw-help = It has not been proposed yet: withdrawing closes it, and nothing reaches the monorepo.
+req-removed-files = { $count ->
+    [one] One file deleted
+   *[other] { $count } files deleted
+}
+req-file-deleted = (deleted)
+req-resubmit = Ask again with changes
+req-resubmit-help = This request ended without a merge. You can ask again: the form opens with its values, to change what the comment above asks for; the new request links to this one.
+req-resubmitted-as = This request was made again as
+req-resubmits = Makes again
+ss-resubmitting = This request makes #{ $id } again: change what needs changing, preview and submit.
+res-update-available = Update available
+res-update-versions = Its template has changed since its files were rendered (version { $from }, now { $to }). These are the changes the new version makes to its files:
+res-upgrade-needs = The new version asks for these values first:
+res-upgrade-button = Propose this update
+ss-updates-title = Updates for existing resources
+ss-updates-none = Every resource is at its template's current version.
+ss-problems-heading = Templates that did not load

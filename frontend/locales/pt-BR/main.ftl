@@ -391,8 +391,8 @@ req-next-approved = o portal abre um branch e um pull request com exatamente os 
 req-next-proposing = o branch e o pull request estão sendo abertos; esta página mostra o pull request quando ele existir.
 req-next-proposed = o pull request aguarda o merge; depois dele, o Argo CD aplica os arquivos no cluster.
 req-next-merged = nada: os arquivos estão no branch principal e o Argo CD os aplica. Para mudá-los, faça um novo pedido.
-req-next-rejected = nada: nenhum branch foi aberto. Leia o comentário acima e faça um novo pedido se ainda fizer sentido.
-req-next-closed = nada: o pull request foi fechado sem merge. Faça um novo pedido para tentar de novo.
+req-next-rejected = nada: nenhum branch foi aberto. Leia o comentário acima e peça de novo com mudanças se ainda fizer sentido.
+req-next-closed = nada: o pedido foi retirado, ou o pull request fechado sem merge. Peça de novo se ainda fizer sentido.
 req-next-failed = um admin verifica o erro acima; o portal tenta de novo o que puder. Faça um novo pedido se continuar com falha.
 
 ## Live evidence checks (probes and Argo CD)
@@ -542,3 +542,43 @@ auth-notify-email = Enviar-me e-mails sobre meus pedidos (e, para administradore
 auth-notify-on = E-mail ligado.
 auth-notify-off = E-mail desligado.
 auth-notify-save = Salvar
+
+## Dia dois: a página de um recurso e os pedidos que o mudam
+res-page-title = Recurso #{ $id }
+res-open-request = Um pedido sobre este recurso está em andamento; nenhuma outra mudança é aceita até ele ser mesclado, rejeitado ou retirado:
+res-change = Mudar este recurso
+res-change-help = Cada mudança é um pedido próprio, com seu pull request no monorepo, acompanhado até ser aplicado. Você pode retirá-lo antes de ser proposto.
+res-extend = Prorrogar
+res-extend-days = Nova duração, em dias a partir de hoje (no máximo { $max })
+res-extend-help = Uma prorrogação dentro do limite do template não precisa de aprovação: o pull request é aberto na hora.
+res-extend-button = Pedir a prorrogação
+res-update = Mudar o tamanho
+res-update-approval = Um administrador aprova a mudança antes de o pull request ser aberto. Mais GPUs são conferidas com as livres no cluster.
+res-update-no-approval = A mudança não precisa de aprovação: o pull request é aberto na hora.
+res-update-button = Pedir a mudança
+res-remove = Remover
+res-remove-open = Remover…
+res-remove-what = Isto abre um pull request que apaga todos os arquivos em { $target }. Depois do merge, quando o Argo CD não o executar mais, o recurso fica removido e suas GPUs ficam livres de novo.
+res-remove-button = Remover este recurso
+req-action-update = Alteração
+req-action-extend = Prorrogação
+req-action-remove = Remoção
+req-withdraw = Retirar este pedido
+req-withdraw-help = Ele ainda não foi proposto: retirá-lo o fecha, e nada chega ao monorepo.
+req-removed-files = { $count ->
+    [one] Um arquivo apagado
+   *[other] { $count } arquivos apagados
+}
+req-file-deleted = (apagado)
+req-resubmit = Pedir de novo com mudanças
+req-resubmit-help = Este pedido terminou sem merge. Você pode pedir de novo: o formulário abre com os valores dele, para mudar o que o comentário acima pede; o novo pedido aponta para este.
+req-resubmitted-as = Este pedido foi feito de novo como
+req-resubmits = Refaz
+ss-resubmitting = Este pedido refaz o #{ $id }: mude o que for preciso, visualize e envie.
+res-update-available = Atualização disponível
+res-update-versions = O template mudou desde que os arquivos foram gerados (versão { $from }, agora { $to }). Estas são as mudanças que a nova versão faz nos arquivos:
+res-upgrade-needs = A nova versão pede antes estes valores:
+res-upgrade-button = Propor esta atualização
+ss-updates-title = Atualizações de recursos existentes
+ss-updates-none = Todos os recursos estão na versão atual do template.
+ss-problems-heading = Templates que não carregaram

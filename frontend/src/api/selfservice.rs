@@ -94,6 +94,46 @@ pub struct RequestPageData {
     pub csrf_token: String,
 }
 
+/// A resource's page: the resource, whether the viewer may change it now, and what the
+/// forms to update, extend or remove it need.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResourcePageData {
+    /// The resource, as the JSON API answers it.
+    pub resource: mirante_domain::resource::Resource,
+    /// Whether the viewer may ask to update, extend or remove it now: its owner or an admin,
+    /// and its files on the base branch.
+    pub may_change: bool,
+    /// The open request on its folder, if one is on its way (no second one is taken).
+    pub open_request: Option<i64>,
+    /// Its template's form, when the viewer may still use the template.
+    pub form: Option<TemplateForm>,
+    /// The values its files hold now, as form fields.
+    pub fields: Vec<(String, String)>,
+    /// The template version its files were rendered with.
+    pub template_version: Option<String>,
+    /// What its template renders differently now, if anything.
+    pub update: Option<mirante_domain::resource::TemplateUpdate>,
+    /// The session's token for the forms (filled in by the server function).
+    #[serde(default)]
+    pub csrf_token: String,
+    /// The forms' `Idempotency-Key`: sending one twice makes one request.
+    #[serde(default)]
+    pub request_key: String,
+}
+
+/// One template's resources that its current version would change (the admins' list).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TemplateUpdates {
+    /// The template's id.
+    pub template: String,
+    /// Its title.
+    pub title: Localized,
+    /// Its current version.
+    pub version: String,
+    /// Each resource with its update.
+    pub resources: Vec<mirante_domain::resource::ResourceDetail>,
+}
+
 /// Why a self-service operation did not happen, as the server's layer says.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum SsError {
@@ -343,6 +383,7 @@ pub async fn submit_request(
     at: Option<String>,
     csrf_token: String,
     request_key: Option<String>,
+    #[server(default)] resubmits: Option<i64>,
 ) -> Result<Result<i64, Refusal>, ServerFnError> {
     crate::ssr::authorize("submit")?;
     let (service, parts) = service()?;
@@ -352,7 +393,14 @@ pub async fn submit_request(
     let at = at.filter(|a| !a.is_empty());
     let key = request_key.filter(|k| !k.is_empty());
     match service
-        .submit(&parts, &template, values, at.as_deref(), key.as_deref())
+        .submit(
+            &parts,
+            &template,
+            values,
+            at.as_deref(),
+            key.as_deref(),
+            resubmits,
+        )
         .await
     {
         Ok(id) => {
@@ -427,6 +475,67 @@ pub async fn get_request(id: i64) -> Result<Option<RequestPageData>, ServerFnErr
     }
 }
 
+/// A resource's page; `None` when there is no such resource for the viewer.
+#[server(prefix = "/_fn", endpoint = "resource")]
+pub async fn get_resource(id: i64) -> Result<Option<ResourcePageData>, ServerFnError> {
+    crate::ssr::authorize("resource")?;
+    let (service, parts) = service()?;
+    match service.resource(&parts, id).await {
+        Ok(page) => Ok(Some(ResourcePageData {
+            csrf_token: csrf(&parts),
+            request_key: service.request_key(),
+            ..page
+        })),
+        Err(SsError::NotFound) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Asks to update (`kind` = `update`), extend or remove resource `id`: the form's
+/// `values[<parameter>]` fields are the values that change. Goes to the new request's page;
+/// answers why not, in the reader's language, when refused.
+#[server(prefix = "/_fn", endpoint = "resource-request")]
+pub async fn ask_on_resource(
+    id: i64,
+    kind: String,
+    #[server(default)] values: std::collections::BTreeMap<String, String>,
+    csrf_token: String,
+    request_key: Option<String>,
+) -> Result<Option<String>, ServerFnError> {
+    crate::ssr::authorize("resource-request")?;
+    let (service, parts) = service()?;
+    check_csrf(&parts, &csrf_token)?;
+    let Some(action) = mirante_domain::request::Action::parse(&kind) else {
+        refuse_with(http::StatusCode::BAD_REQUEST);
+        return Ok(Some(format!("`{kind}` is not update, extend or remove")));
+    };
+    let key = request_key.filter(|k| !k.is_empty());
+    let fields: Vec<(String, String)> = values.into_iter().collect();
+    match service
+        .ask_on_resource(&parts, id, action, fields, key.as_deref())
+        .await
+    {
+        Ok(new) => {
+            leptos_axum::redirect(&format!("/requests/{new}"));
+            Ok(None)
+        }
+        Err(e) => refused_text(&parts, e),
+    }
+}
+
+/// Withdraws a request not yet proposed (its author, or an admin).
+#[server(prefix = "/_fn", endpoint = "withdraw")]
+pub async fn withdraw_request(
+    id: i64,
+    csrf_token: String,
+) -> Result<Option<String>, ServerFnError> {
+    crate::ssr::authorize("withdraw")?;
+    let (service, parts) = service()?;
+    check_csrf(&parts, &csrf_token)?;
+    let result = service.withdraw(&parts, id).await;
+    acted(id, &parts, result)
+}
+
 /// What an admin decided, for the request page's buttons.
 #[cfg(feature = "ssr")]
 fn acted(
@@ -439,8 +548,20 @@ fn acted(
             leptos_axum::redirect(&format!("/requests/{id}"));
             Ok(None)
         }
-        Err(SsError::Refused(Refusal::Invalid(errors))) => {
-            // An approval beyond the cluster's free GPUs: the numbers in the reader's language.
+        Err(e) => refused_text(parts, e),
+    }
+}
+
+/// Why a step was refused, in the reader's language, with the answer's status.
+#[cfg(feature = "ssr")]
+fn refused_text(
+    parts: &http::request::Parts,
+    error: SsError,
+) -> Result<Option<String>, ServerFnError> {
+    match error {
+        SsError::Refused(Refusal::Invalid(errors)) => {
+            // Values refused (GPUs beyond the cluster's free ones, say): in the reader's
+            // language, with the numbers.
             let lang = crate::i18n::from_headers(&parts.headers);
             set_status(http::StatusCode::CONFLICT);
             Ok(Some(
@@ -451,15 +572,15 @@ fn acted(
                     .join(" "),
             ))
         }
-        Err(SsError::Refused(Refusal::Refused(m))) => {
+        SsError::Refused(Refusal::Refused(m)) => {
             set_status(http::StatusCode::CONFLICT);
             Ok(Some(m))
         }
-        Err(SsError::NotFound) => {
+        SsError::NotFound => {
             set_status(http::StatusCode::NOT_FOUND);
             Ok(Some("not found".to_owned()))
         }
-        Err(e) => Err(e.into()),
+        e @ SsError::Internal(_) => Err(e.into()),
     }
 }
 
@@ -508,6 +629,14 @@ pub async fn merge_request(id: i64, csrf_token: String) -> Result<Option<String>
         let result = service.merge(&parts, id).await;
         acted(id, &parts, result)
     }
+}
+
+/// The resources each template's current version would change (admins).
+#[server(prefix = "/_fn", endpoint = "template-updates")]
+pub async fn list_template_updates() -> Result<Vec<TemplateUpdates>, ServerFnError> {
+    crate::ssr::authorize("template-updates")?;
+    let (service, parts) = service()?;
+    Ok(service.template_updates(&parts).await?)
 }
 
 /// Templates that did not load, with file and line (admins).

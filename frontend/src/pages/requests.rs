@@ -5,18 +5,30 @@
 use leptos::{form::ActionForm, prelude::*};
 use leptos_meta::Title;
 use leptos_router::hooks::{use_params_map, use_query_map};
-use mirante_domain::request::RequestState;
+use leptos_router::params::ParamsMap;
+use mirante_domain::request::{Action, RequestState};
 use serde_json::Value;
 
 use crate::{
     api::selfservice::{
-        ApproveRequest, MergeRequest, RejectRequest, RequestPageData, get_request, list_requests,
+        ApproveRequest, MergeRequest, RejectRequest, RequestPageData, WithdrawRequest, field_text,
+        get_request, list_requests,
     },
     components::{Wait, found, loaded, refresh_while},
     i18n::{t, t_args, use_i18n},
     pages::resources::resource_state_key,
-    pages::selfservice::{RequestStateBadge, request_state_key, short_time},
+    pages::selfservice::{RESUBMITS, RequestStateBadge, request_state_key, short_time},
 };
+
+/// Translation key of what a day-two request does; `None` for a creation.
+fn action_key(a: Action) -> Option<&'static str> {
+    match a {
+        Action::Create => None,
+        Action::Update => Some("req-action-update"),
+        Action::Extend => Some("req-action-extend"),
+        Action::Remove => Some("req-action-remove"),
+    }
+}
 
 /// Translation key of what happens next to a request in state `s`.
 fn next_step_key(s: RequestState) -> &'static str {
@@ -159,6 +171,7 @@ pub fn RequestPage() -> impl IntoView {
     let approve = ServerAction::<ApproveRequest>::new();
     let reject = ServerAction::<RejectRequest>::new();
     let merge = ServerAction::<MergeRequest>::new();
+    let withdraw = ServerAction::<WithdrawRequest>::new();
     let id = move || params.get().get("id").and_then(|s| s.parse::<i64>().ok());
     // Set once the data is in: follows the request while its state can still change.
     let moving = RwSignal::new(None::<bool>);
@@ -167,7 +180,10 @@ pub fn RequestPage() -> impl IntoView {
         move || {
             (
                 id(),
-                approve.version().get() + reject.version().get() + merge.version().get(),
+                approve.version().get()
+                    + reject.version().get()
+                    + merge.version().get()
+                    + withdraw.version().get(),
                 tick.get(),
             )
         },
@@ -189,6 +205,7 @@ pub fn RequestPage() -> impl IntoView {
             approve.value().get(),
             reject.value().get(),
             merge.value().get(),
+            withdraw.value().get(),
         ]
         .into_iter()
         .flatten()
@@ -201,7 +218,7 @@ pub fn RequestPage() -> impl IntoView {
     view! {
         {found(Wait::Keep, data, move |data| {
             view! {
-                <RequestBody data approve reject merge/>
+                <RequestBody data approve reject merge withdraw/>
                 {move || refused().map(|m| view! { <div class="error-box" role="alert">{m}</div> })}
             }
                 .into_any()
@@ -218,6 +235,7 @@ fn RequestBody(
     approve: ServerAction<ApproveRequest>,
     reject: ServerAction<RejectRequest>,
     merge: ServerAction<MergeRequest>,
+    withdraw: ServerAction<WithdrawRequest>,
 ) -> impl IntoView {
     let i18n = use_i18n();
     let RequestPageData {
@@ -238,6 +256,7 @@ fn RequestBody(
     let file_count = r.files.len();
     let state = row.state;
     let paths: Vec<String> = r.files.iter().map(|f| f.path.clone()).collect();
+    let deleted = r.removed.clone();
     let (branch, target) = (r.branch.clone(), row.target.clone());
     view! {
         <nav class="crumbs">
@@ -246,7 +265,13 @@ fn RequestBody(
             <span>{format!("#{id}")}</span>
         </nav>
         <header class="page-head">
-            <span class="kicker">{format!("#{id} · ")}<code>{row.template.clone()}</code></span>
+            <span class="kicker">
+                {format!("#{id} · ")}<code>{row.template.clone()}</code>
+                {action_key(row.action).map(|k| view! {
+                    " · "
+                    <span class="request-action" data-action=row.action.as_str()>{move || t(i18n.lang(), k)}</span>
+                })}
+            </span>
             <h1>{heading}</h1>
             <div class="state-line request-state">
                 <RequestStateBadge state=row.state/>
@@ -306,12 +331,13 @@ fn RequestBody(
         {r.can_merge
             .then(|| {
                 let csrf = csrf.clone();
+                let deleted_count = deleted.len();
                 let what = move || {
                     t_args(
                         i18n.lang(),
                         "req-merge-what",
                         &[
-                            ("count", file_count.into()),
+                            ("count", (file_count + deleted_count).into()),
                             ("branch", branch.clone().into()),
                             ("target", target.clone().into()),
                         ],
@@ -332,12 +358,65 @@ fn RequestBody(
                                         .iter()
                                         .map(|p| view! { <li><code>{p.clone()}</code></li> })
                                         .collect_view()}
+                                    {deleted
+                                        .iter()
+                                        .map(|p| view! {
+                                            <li class="deleted">
+                                                <code>{p.clone()}</code>" "
+                                                <span class="muted">{i18n.tr("req-file-deleted")}</span>
+                                            </li>
+                                        })
+                                        .collect_view()}
                                 </ul>
                                 <button type="submit" class="button primary merge">
                                     {i18n.tr("req-merge-confirm")}
                                 </button>
                             </ActionForm>
                         </details>
+                    </section>
+                }
+            })}
+        {r.can_withdraw
+            .then(|| {
+                let csrf = csrf.clone();
+                view! {
+                    <section class="card withdraw" aria-label=i18n.tr("req-withdraw")>
+                        <p>{i18n.tr("req-withdraw-help")}</p>
+                        <ActionForm action=withdraw attr:class="withdraw-form">
+                            <input type="hidden" name="id" value=id/>
+                            <input type="hidden" name="csrf_token" value=csrf/>
+                            <button type="submit" class="button withdraw">{i18n.tr("req-withdraw")}</button>
+                        </ActionForm>
+                    </section>
+                }
+            })}
+        {r.resubmitted_as.map(|newer| view! {
+            <p class="callout resubmitted-as">
+                {i18n.tr("req-resubmitted-as")}" "
+                <a class="request-link" href=format!("/requests/{newer}")>{format!("#{newer}")}</a>
+            </p>
+        })}
+        {r.can_resubmit
+            .then(|| {
+                // A creation goes back to its form, filled with its values; a day-two request
+                // to its resource's forms.
+                let href = match (row.action, r.resource) {
+                    (Action::Create, _) => {
+                        let query: ParamsMap = values
+                            .iter()
+                            .filter(|(_, v)| !v.is_null())
+                            .map(|(k, v)| (k.clone(), field_text(v)))
+                            .chain([(RESUBMITS.to_owned(), id.to_string())])
+                            .collect();
+                        format!("/self-service/{}{}", row.template, query.to_query_string())
+                    }
+                    (_, Some(resource)) => format!("/resources/{resource}"),
+                    (_, None) => "/resources".to_owned(),
+                };
+                view! {
+                    <section class="card resubmit" aria-label=i18n.tr("req-resubmit")>
+                        <p>{i18n.tr("req-resubmit-help")}</p>
+                        <a class="button primary resubmit-link" href=href>{i18n.tr("req-resubmit")}</a>
                     </section>
                 }
             })}
@@ -379,6 +458,18 @@ fn RequestBody(
                         })
                         .collect_view()}
                 </ol>
+                {(!r.removed.is_empty()).then(|| {
+                    let count = r.removed.len();
+                    view! {
+                        <h2>{move || t_args(i18n.lang(), "req-removed-files", &[("count", count.into())])}</h2>
+                        <ul class="removed-files">
+                            {r.removed
+                                .iter()
+                                .map(|p| view! { <li><code class="path">{p.clone()}</code></li> })
+                                .collect_view()}
+                        </ul>
+                    }
+                })}
                 <h2>{move || t_args(i18n.lang(), "ss-files-count", &[("count", file_count.into())])}</h2>
                 <div class="files">
                     {r
@@ -403,6 +494,10 @@ fn RequestBody(
                     <dd>{short_time(&row.created_at)}</dd>
                     <dt>{i18n.tr("ss-target")}</dt>
                     <dd><code>{row.target.clone()}</code></dd>
+                    {row.resubmits.map(|old| view! {
+                        <dt>{i18n.tr("req-resubmits")}</dt>
+                        <dd><a class="request-link resubmits" href=format!("/requests/{old}")>{format!("#{old}")}</a></dd>
+                    })}
                     <dt>{i18n.tr("req-branch")}</dt>
                     <dd><code class="branch">{r.branch.clone()}</code></dd>
                     <dt>{i18n.tr("req-pull-request")}</dt>

@@ -1,16 +1,24 @@
 //! Resources: what the viewer's requests made (an admin's: everyone's, per cluster), where it
 //! is, its state and expiry, and how to reach it.
 
-use leptos::prelude::*;
+use leptos::{form::ActionForm, prelude::*};
 use leptos_meta::Title;
+use leptos_router::hooks::use_params_map;
 use mirante_domain::deployment::short;
-use mirante_domain::resource::{Deployment, Resource as PortalResource, ResourceState};
+use mirante_domain::resource::{
+    Deployment, Resource as PortalResource, ResourceState, TemplateUpdate,
+};
+use mirante_domain::selfservice::{Approval, ParamType, Parameter};
 
 use crate::{
-    api::selfservice::list_resources,
-    components::{Wait, loaded, refresh_while},
-    i18n::{t, use_i18n},
+    api::selfservice::{AskOnResource, ResourcePageData, get_resource, list_resources},
+    components::{Wait, found, loaded, refresh_while},
+    i18n::{t, t_args, use_i18n},
+    pages::selfservice::DiffLines,
 };
+
+/// The parameter an extension changes.
+const DAYS: &str = "days";
 
 /// Translation key of a resource state's name.
 pub fn resource_state_key(s: ResourceState) -> &'static str {
@@ -121,7 +129,7 @@ fn ResourceList(rows: Vec<PortalResource>) -> impl IntoView {
                     view! {
                         <li class="resource card" data-id=r.id data-state=state.as_str()>
                             <div class="resource-head">
-                                <a class="item-name" href=format!("/requests/{}", r.id)>
+                                <a class="item-name" href=format!("/resources/{}", r.id)>
                                     {r.namespace.clone().unwrap_or_else(|| r.target.clone())}
                                 </a>
                                 <span class=format!("badge res-state res-{}", state.as_str()) data-state=state.as_str()>
@@ -235,5 +243,278 @@ fn next_key(s: ResourceState) -> &'static str {
         ResourceState::Proposed => "res-next-proposed",
         ResourceState::Removed => "res-next-removed",
         _ => "res-next-merged",
+    }
+}
+
+/// A resource's page: its card, and for its owner or an admin the forms that ask to extend,
+/// update or remove it, each a request of its own.
+#[component]
+pub fn ResourcePage() -> impl IntoView {
+    let i18n = use_i18n();
+    let params = use_params_map();
+    let ask = ServerAction::<AskOnResource>::new();
+    let id = move || params.get().get("id").and_then(|s| s.parse::<i64>().ok());
+    let data = Resource::new(
+        move || (id(), ask.version().get()),
+        |(id, _)| async move {
+            match id {
+                Some(id) => get_resource(id).await,
+                None => Ok(None),
+            }
+        },
+    );
+    view! {
+        {found(Wait::Keep, data, move |page| view! { <ResourceBody page ask/> }.into_any())}
+        <Title text=move || {
+            t_args(i18n.lang(), "res-page-title", &[("id", id().unwrap_or_default().to_string().into())])
+        }/>
+    }
+}
+
+#[component]
+fn ResourceBody(page: ResourcePageData, ask: ServerAction<AskOnResource>) -> impl IntoView {
+    let i18n = use_i18n();
+    let r = page.resource.clone();
+    let name = r.namespace.clone().unwrap_or_else(|| r.target.clone());
+    let refused = move || {
+        ask.value().get().and_then(|answer| match answer {
+            Ok(Some(m)) => Some(m),
+            Err(e) => Some(e.to_string()),
+            Ok(None) => None,
+        })
+    };
+    let change = page.may_change.then(|| {
+        view! {
+            <section class="card day-two" aria-labelledby="day-two-title">
+                <h2 id="day-two-title">{i18n.tr("res-change")}</h2>
+                <p class="muted">{i18n.tr("res-change-help")}</p>
+                {move || refused().map(|m| view! { <div class="error-box" role="alert">{m}</div> })}
+                <ChangeForms page=page.clone() ask/>
+            </section>
+        }
+    });
+    view! {
+        <nav class="crumbs">
+            <a href="/resources">{i18n.tr("nav-resources")}</a>
+            " / "
+            <span>{name.clone()}</span>
+        </nav>
+        <header class="page-head">
+            <span class="kicker">{format!("#{} · ", r.id)}<code>{r.template.clone()}</code></span>
+            <h1>{name}</h1>
+        </header>
+        {page.open_request.map(|open| view! {
+            <p class="callout open-request">
+                {i18n.tr("res-open-request")}" "
+                <a class="request-link" href=format!("/requests/{open}")>{format!("#{open}")}</a>
+            </p>
+        })}
+        <ResourceList rows=vec![r]/>
+        {page.update.clone().map(|update| view! { <UpdateCard update page=page.clone() ask/> })}
+        {change}
+    }
+}
+
+/// The update a changed template offers: the versions, each file's diff against the base
+/// branch, and for whoever may change the resource, one button that proposes it (with inputs
+/// for the parameters the new version asks for, if any).
+#[component]
+fn UpdateCard(
+    update: TemplateUpdate,
+    page: ResourcePageData,
+    ask: ServerAction<AskOnResource>,
+) -> impl IntoView {
+    let i18n = use_i18n();
+    let from = page
+        .template_version
+        .clone()
+        .unwrap_or_else(|| "—".to_owned());
+    let to = update.version.clone();
+    let needs: Vec<Parameter> = page
+        .form
+        .as_ref()
+        .map(|f| {
+            f.manifest
+                .parameters
+                .iter()
+                .filter(|p| update.needs.contains(&p.name))
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    let approval = page
+        .form
+        .as_ref()
+        .is_some_and(|f| f.manifest.approval == Approval::Required);
+    let propose = page.may_change.then(|| {
+        let key = format!("{}-upgrade", page.request_key);
+        view! {
+            <ActionForm action=ask attr:class="day-two-form upgrade-form">
+                {hidden_fields(page.resource.id, "update", &page.csrf_token, &key)}
+                {(!needs.is_empty()).then(|| view! { <p>{i18n.tr("res-upgrade-needs")}</p> })}
+                {needs
+                    .into_iter()
+                    .map(|p| {
+                        let field = format!("upgrade-{}", p.name);
+                        let title = p.title.clone();
+                        let number = matches!(p.kind, ParamType::Integer | ParamType::Number);
+                        view! {
+                            <label for=field.clone()>{move || title.get(i18n.lang().tag()).to_owned()}</label>
+                            <input
+                                id=field
+                                type=if number { "number" } else { "text" }
+                                name=format!("values[{}]", p.name)
+                                required=true
+                            />
+                        }
+                    })
+                    .collect_view()}
+                <p class="muted">
+                    {if approval { i18n.tr("res-update-approval") } else { i18n.tr("res-update-no-approval") }}
+                </p>
+                <button type="submit" class="button primary upgrade">{i18n.tr("res-upgrade-button")}</button>
+            </ActionForm>
+        }
+    });
+    view! {
+        <section class="card update-available" aria-labelledby="update-title" data-version=update.version.clone()>
+            <h2 id="update-title">{i18n.tr("res-update-available")}</h2>
+            <p class="update-versions">
+                {move || t_args(i18n.lang(), "res-update-versions", &[("from", from.clone().into()), ("to", to.clone().into())])}
+            </p>
+            <div class="files">
+                {update
+                    .files
+                    .into_iter()
+                    .map(|f| view! {
+                        <details class="file" data-path=f.path.clone()>
+                            <summary><code class="path">{f.path.clone()}</code></summary>
+                            <DiffLines diff=f.diff/>
+                        </details>
+                    })
+                    .collect_view()}
+            </div>
+            {propose}
+        </section>
+    }
+}
+
+/// The three day-two forms of a resource: extend (when its template sets an expiry), update
+/// its numbers, remove it after a confirmation naming the folder.
+#[component]
+fn ChangeForms(page: ResourcePageData, ask: ServerAction<AskOnResource>) -> impl IntoView {
+    let i18n = use_i18n();
+    let Some(form) = page.form.clone() else {
+        return ().into_any();
+    };
+    let id = page.resource.id;
+    let target = page.resource.target.clone();
+    let fields = page.fields.clone();
+    let current = move |name: &str| field_of(&fields, name);
+    let (csrf, key) = (page.csrf_token.clone(), page.request_key.clone());
+    let hidden = move |kind: &'static str| hidden_fields(id, kind, &csrf, &format!("{key}-{kind}"));
+    let days = form.manifest.parameter(DAYS).cloned();
+    let numbers: Vec<Parameter> = form
+        .manifest
+        .parameters
+        .iter()
+        .filter(|p| matches!(p.kind, ParamType::Integer | ParamType::Number) && p.name != DAYS)
+        .cloned()
+        .collect();
+    let approval = form.manifest.approval == Approval::Required;
+    let extend = days.map(|p| {
+        let hidden = hidden.clone();
+        let current = current.clone();
+        let max = p.maximum.map(|m| m.to_string());
+        let max_text = max.clone().unwrap_or_else(|| "—".to_owned());
+        view! {
+            <ActionForm action=ask attr:class="day-two-form extend-form">
+                {hidden("extend")}
+                <h3>{i18n.tr("res-extend")}</h3>
+                <label for="extend-days">
+                    {move || t_args(i18n.lang(), "res-extend-days", &[("max", max_text.clone().into())])}
+                </label>
+                <input
+                    id="extend-days"
+                    type="number"
+                    name="values[days]"
+                    min=p.minimum.map(|m| m.to_string())
+                    max=max
+                    value=current(DAYS)
+                    required=true
+                />
+                <p class="muted">{i18n.tr("res-extend-help")}</p>
+                <button type="submit" class="button primary extend">{i18n.tr("res-extend-button")}</button>
+            </ActionForm>
+        }
+    });
+    let update = (!numbers.is_empty()).then(|| {
+        let hidden = hidden.clone();
+        let current = current.clone();
+        view! {
+            <ActionForm action=ask attr:class="day-two-form update-form">
+                {hidden("update")}
+                <h3>{i18n.tr("res-update")}</h3>
+                {numbers
+                    .into_iter()
+                    .map(|p| {
+                        let field = format!("update-{}", p.name);
+                        let title = p.title.clone();
+                        view! {
+                            <label for=field.clone()>{move || title.get(i18n.lang().tag()).to_owned()}</label>
+                            <input
+                                id=field
+                                type="number"
+                                name=format!("values[{}]", p.name)
+                                min=p.minimum.map(|m| m.to_string())
+                                max=p.maximum.map(|m| m.to_string())
+                                step=(p.kind == ParamType::Number).then_some("any")
+                                value=current(&p.name)
+                            />
+                        }
+                    })
+                    .collect_view()}
+                <p class="muted">
+                    {if approval { i18n.tr("res-update-approval") } else { i18n.tr("res-update-no-approval") }}
+                </p>
+                <button type="submit" class="button primary update">{i18n.tr("res-update-button")}</button>
+            </ActionForm>
+        }
+    });
+    let remove = view! {
+        <div class="day-two-form remove-part">
+            <h3>{i18n.tr("res-remove")}</h3>
+            <details class="remove-confirm">
+                <summary class="button danger remove-open">{i18n.tr("res-remove-open")}</summary>
+                <ActionForm action=ask attr:class="remove-form">
+                    {hidden("remove")}
+                    <p class="remove-what">
+                        {move || t_args(i18n.lang(), "res-remove-what", &[("target", target.clone().into())])}
+                    </p>
+                    <button type="submit" class="button danger remove">{i18n.tr("res-remove-button")}</button>
+                </ActionForm>
+            </details>
+        </div>
+    };
+    view! { <div class="day-two-forms">{extend}{update}{remove}</div> }.into_any()
+}
+
+/// The value a resource's field holds now, as the form shows it.
+fn field_of(fields: &[(String, String)], name: &str) -> Option<String> {
+    fields
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.clone())
+}
+
+/// What every day-two form sends besides its values: the resource, the kind of request, the
+/// session's token and the form's idempotency key.
+fn hidden_fields(id: i64, kind: &'static str, csrf: &str, key: &str) -> impl IntoView + use<> {
+    let (csrf, key) = (csrf.to_owned(), key.to_owned());
+    view! {
+        <input type="hidden" name="id" value=id/>
+        <input type="hidden" name="kind" value=kind/>
+        <input type="hidden" name="csrf_token" value=csrf/>
+        <input type="hidden" name="request_key" value=key/>
     }
 }

@@ -27,8 +27,8 @@ use crate::{
     api::get_viewer,
     api::selfservice::{
         FileStatus, GpuCapacity, Preview, PreviewFile, PreviewPage, Refusal, SubmitRequest,
-        TemplateForm, get_template_form, initial_fields, list_template_problems, list_templates,
-        preview_request, values_from_fields,
+        TemplateForm, get_template_form, initial_fields, list_template_problems,
+        list_template_updates, list_templates, preview_request, values_from_fields,
     },
     components::{LoadError, Loading, Wait, found, loaded},
     i18n::{I18n, Lang, t, t_args, use_i18n},
@@ -256,6 +256,14 @@ pub fn query_pairs(map: &ParamsMap) -> Vec<(String, String)> {
     out
 }
 
+/// The query field naming the ended request a form makes again.
+pub const RESUBMITS: &str = "resubmits";
+
+/// The ended request named in a form's query, if any.
+fn resubmits_of(pairs: &[(String, String)]) -> Option<i64> {
+    last_value(pairs, RESUBMITS).and_then(|v| v.parse().ok())
+}
+
 /// A template's form page.
 #[component]
 pub fn TemplateFormPage() -> impl IntoView {
@@ -268,12 +276,14 @@ pub fn TemplateFormPage() -> impl IntoView {
     );
     view! {
         {found(Wait::Placeholder, data, move |form| {
-            let fields = initial_fields(&form.manifest, &query_pairs(&query.get_untracked()));
+            let pairs = query_pairs(&query.get_untracked());
+            let fields = initial_fields(&form.manifest, &pairs);
+            let resubmits = resubmits_of(&pairs);
             let title = form.card.localized_title();
             view! {
                 <Title text=move || loc(i18n, &title)/>
                 <TemplateHead form=form.clone() step="ss-step-form"/>
-                <ParameterForm form fields errors=Vec::new() general=None/>
+                <ParameterForm form fields errors=Vec::new() general=None resubmits/>
             }
                 .into_any()
         })}
@@ -348,6 +358,9 @@ pub fn ParameterForm(
     fields: Vec<(String, String)>,
     errors: Vec<FieldError>,
     general: Option<String>,
+    /// The ended request this form makes again, carried to the preview and the submit.
+    #[prop(default = None)]
+    resubmits: Option<i64>,
 ) -> impl IntoView {
     let i18n = use_i18n();
     let navigate = use_navigate();
@@ -387,6 +400,7 @@ pub fn ParameterForm(
                 .get_untracked()
                 .into_iter()
                 .filter(|(_, v)| !v.is_empty())
+                .chain(resubmits.map(|id| (RESUBMITS.to_owned(), id.to_string())))
                 .collect();
             navigate(
                 &format!("{action_for_submit}{}", map.to_query_string()),
@@ -416,6 +430,11 @@ pub fn ParameterForm(
     };
     view! {
         {general.map(|g| view! { <div class="error-box" role="alert">{g}</div> })}
+        {resubmits.map(|id| view! {
+            <p class="callout resubmitting">
+                {move || t_args(i18n.lang(), "ss-resubmitting", &[("id", id.to_string().into())])}
+            </p>
+        })}
         <form
             class="ss-form card"
             method="get"
@@ -423,6 +442,7 @@ pub fn ParameterForm(
             novalidate=move || hydrated.get()
             on:submit=on_submit
         >
+            {resubmits.map(|id| view! { <input type="hidden" name=RESUBMITS value=id/> })}
             {move || {
                 let list = unplaced();
                 (!list.is_empty())
@@ -745,21 +765,22 @@ fn preview_body(page: PreviewPage, fields: Vec<(String, String)>) -> AnyView {
         csrf_token,
         request_key,
     } = page;
+    let resubmits = resubmits_of(&fields);
     let fields = initial_fields(&form.manifest, &fields);
     match outcome {
         Err(Refusal::Invalid(errors)) => view! {
             <TemplateHead form=form.clone() step="ss-step-form"/>
-            <ParameterForm form fields errors general=None/>
+            <ParameterForm form fields errors general=None resubmits/>
         }
         .into_any(),
         Err(Refusal::Refused(message)) => view! {
             <TemplateHead form=form.clone() step="ss-step-form"/>
-            <ParameterForm form fields errors=Vec::new() general=Some(message)/>
+            <ParameterForm form fields errors=Vec::new() general=Some(message) resubmits/>
         }
         .into_any(),
         Ok(preview) => view! {
             <TemplateHead form=form.clone() step="ss-step-preview"/>
-            <PreviewFiles form preview values fields csrf_token request_key/>
+            <PreviewFiles form preview values fields csrf_token request_key resubmits/>
         }
         .into_any(),
     }
@@ -773,10 +794,15 @@ fn PreviewFiles(
     fields: Vec<(String, String)>,
     csrf_token: String,
     request_key: String,
+    resubmits: Option<i64>,
 ) -> impl IntoView {
     let i18n = use_i18n();
     let submit = ServerAction::<SubmitRequest>::new();
-    let back: ParamsMap = fields.into_iter().filter(|(_, v)| !v.is_empty()).collect();
+    let back: ParamsMap = fields
+        .into_iter()
+        .filter(|(_, v)| !v.is_empty())
+        .chain(resubmits.map(|id| (RESUBMITS.to_owned(), id.to_string())))
+        .collect();
     let back = format!("/self-service/{}{}", form.card.id, back.to_query_string());
     let count = preview.files.len();
     let needs_approval = preview.needs_approval;
@@ -827,6 +853,7 @@ fn PreviewFiles(
             <input type="hidden" name="at" value=preview.at.to_rfc3339()/>
             <input type="hidden" name="csrf_token" value=csrf_token/>
             <input type="hidden" name="request_key" value=request_key/>
+            {resubmits.map(|id| view! { <input type="hidden" name=RESUBMITS value=id/> })}
             {move || refused().map(|m| view! { <div class="error-box" role="alert">{m}</div> })}
             <button type="submit" class="button primary" disabled=move || submit.pending().get()>
                 {i18n.tr("ss-submit")}
@@ -896,9 +923,53 @@ pub fn DiffLines(diff: String) -> impl IntoView {
 pub fn TemplateProblemsPage() -> impl IntoView {
     let i18n = use_i18n();
     let data = Resource::new(|| (), |_| list_template_problems());
+    let updates = Resource::new(|| (), |_| list_template_updates());
     view! {
         <Title text=move || t(i18n.lang(), "ss-problems-title")/>
         <h1>{i18n.tr("ss-problems-title")}</h1>
+        <section class="template-updates" aria-labelledby="updates-title">
+            <h2 id="updates-title">{i18n.tr("ss-updates-title")}</h2>
+            {loaded(Wait::Placeholder, updates, move |list| match list {
+                list if list.is_empty() => {
+                    view! { <p class="callout ok">{i18n.tr("ss-updates-none")}</p> }.into_any()
+                }
+                list => list
+                    .into_iter()
+                    .map(|u| {
+                        let title = u.title.clone();
+                        view! {
+                            <div class="card template-update" data-template=u.template.clone()>
+                                <h3>
+                                    {move || loc(i18n, &title)}" "
+                                    <code>{u.template.clone()}</code>" "
+                                    <span class="muted">{u.version.clone()}</span>
+                                </h3>
+                                <ul>
+                                    {u.resources
+                                        .iter()
+                                        .map(|d| {
+                                            let r = &d.resource;
+                                            let count = d.update.as_ref().map_or(0, |u| u.files.len());
+                                            view! {
+                                                <li data-id=r.id>
+                                                    <a href=format!("/resources/{}", r.id)>
+                                                        {r.namespace.clone().unwrap_or_else(|| r.target.clone())}
+                                                    </a>
+                                                    " · "{r.owner.clone()}" · "
+                                                    {move || t_args(i18n.lang(), "ss-files-count", &[("count", count.into())])}
+                                                </li>
+                                            }
+                                        })
+                                        .collect_view()}
+                                </ul>
+                            </div>
+                        }
+                    })
+                    .collect_view()
+                    .into_any(),
+            })}
+        </section>
+        <h2>{i18n.tr("ss-problems-heading")}</h2>
         <p class="lead">{i18n.tr("ss-problems-intro")}</p>
         {loaded(Wait::Placeholder, data, move |value| match value {
             problems if problems.is_empty() => {

@@ -5,10 +5,15 @@
 use std::sync::Arc;
 
 use axum::http::request::Parts;
+use mirante_api_types::selfservice::ResourceRequestInput;
 use mirante_domain::access::{self, Principal};
+use mirante_domain::request::Action;
 use mirante_domain::{Diagnostic, selfservice::CatalogContext};
 use mirante_frontend::{
-    api::selfservice::{GpuCapacity, Refusal, RequestPageData, SsError, TemplateForm},
+    api::selfservice::{
+        GpuCapacity, Refusal, RequestPageData, ResourcePageData, SsError, TemplateForm,
+        TemplateUpdates, field_text, values_from_fields,
+    },
     ssr::SelfServiceData,
 };
 use serde_json::Value;
@@ -240,6 +245,7 @@ impl SelfServiceData for UiSelfService {
         values: Value,
         at: Option<&str>,
         key: Option<&str>,
+        resubmits: Option<i64>,
     ) -> Result<i64, SsError> {
         let principal = principal(caller)?;
         let at = at
@@ -258,11 +264,11 @@ impl SelfServiceData for UiSelfService {
             values,
             at,
         };
-        let submitted = self
-            .service
-            .submit(principal, &input, key)
-            .await
-            .map_err(refusal)?;
+        let submitted = match resubmits {
+            Some(old) => self.service.submit_again(principal, old, &input, key).await,
+            None => self.service.submit(principal, &input, key).await,
+        }
+        .map_err(refusal)?;
         Ok(submitted.detail.summary.id)
     }
 
@@ -359,6 +365,119 @@ impl SelfServiceData for UiSelfService {
             .await
             .map(drop)
             .map_err(refusal)
+    }
+
+    async fn resource(&self, caller: &Parts, id: i64) -> Result<ResourcePageData, SsError> {
+        let principal = principal(caller)?;
+        let now = self
+            .service
+            .resource_now(principal, id)
+            .await
+            .map_err(refusal)?;
+        // The form only when the caller may still use the template.
+        let form = match self.template(caller, &now.template).await {
+            Ok(form) => Some(form),
+            Err(SsError::NotFound | SsError::Refused(_)) => None,
+            Err(e) => return Err(e),
+        };
+        let fields = match (&form, &now.values) {
+            (Some(form), Value::Object(values)) => form
+                .manifest
+                .parameters
+                .iter()
+                .filter_map(|p| {
+                    let v = values.get(&p.name).filter(|v| !v.is_null())?;
+                    Some((p.name.clone(), field_text(v)))
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        Ok(ResourcePageData {
+            resource: now.resource,
+            may_change: now.may_change && form.is_some(),
+            open_request: now.open_request,
+            form,
+            fields,
+            template_version: now.template_version,
+            update: now.update,
+            csrf_token: String::new(),
+            request_key: String::new(),
+        })
+    }
+
+    async fn ask_on_resource(
+        &self,
+        caller: &Parts,
+        id: i64,
+        action: Action,
+        fields: Vec<(String, String)>,
+        key: Option<&str>,
+    ) -> Result<i64, SsError> {
+        let principal = principal(caller)?;
+        let now = self
+            .service
+            .resource_now(principal, id)
+            .await
+            .map_err(refusal)?;
+        let manifest = self
+            .service
+            .template_for(principal, &now.template)
+            .await
+            .map_err(refusal)?
+            .manifest;
+        // Typed as the template's form types them; only the fields the form sent change.
+        let mut values = match values_from_fields(&manifest, &fields) {
+            Value::Object(map) => map,
+            _ => serde_json::Map::new(),
+        };
+        values.retain(|name, _| fields.iter().any(|(k, _)| k == name));
+        let input = ResourceRequestInput {
+            kind: action,
+            values: Value::Object(values),
+        };
+        let submitted = self
+            .service
+            .ask_on_resource(principal, id, &input, key)
+            .await
+            .map_err(refusal)?;
+        Ok(submitted.detail.summary.id)
+    }
+
+    async fn withdraw(&self, caller: &Parts, id: i64) -> Result<(), SsError> {
+        let principal = principal(caller)?;
+        self.service
+            .withdraw(principal, id)
+            .await
+            .map(drop)
+            .map_err(refusal)
+    }
+
+    async fn template_updates(&self, caller: &Parts) -> Result<Vec<TemplateUpdates>, SsError> {
+        let principal = principal(caller)?;
+        if !access::may_see_template_problems(principal.viewer.role) {
+            return Err(SsError::NotFound);
+        }
+        let set = self.service.template_set().await;
+        let mut out = Vec::new();
+        for summary in self.service.templates_for(principal).await {
+            let resources = self
+                .service
+                .template_updates(principal, &summary.id)
+                .await
+                .map_err(refusal)?;
+            let Some(template) = set.get(&summary.id) else {
+                continue;
+            };
+            if !resources.is_empty() {
+                out.push(TemplateUpdates {
+                    template: summary.id.clone(),
+                    title: template.manifest().title.clone(),
+                    version: template.version().to_owned(),
+                    resources,
+                });
+            }
+        }
+        Ok(out)
     }
 
     async fn template_problems(&self, caller: &Parts) -> Result<Vec<Diagnostic>, SsError> {

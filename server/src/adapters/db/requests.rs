@@ -107,6 +107,10 @@ pub struct Acting<'a> {
     /// Who its creation is recorded as made by on the timeline, when not its author (`system`
     /// for the removal the expiry sweep opens on the owner's behalf).
     pub recorded_by: Option<&'a str>,
+    /// The ended request (rejected, withdrawn, failed) this one makes again.
+    pub resubmits: Option<i64>,
+    /// The version of the template its files were rendered with.
+    pub template_version: Option<&'a str>,
 }
 
 static NO_BASE_FILES: BTreeMap<String, String> = BTreeMap::new();
@@ -119,6 +123,8 @@ impl Acting<'_> {
         removed: &[],
         base_files: &NO_BASE_FILES,
         recorded_by: None,
+        resubmits: None,
+        template_version: None,
     };
 }
 
@@ -173,6 +179,11 @@ pub struct RequestRecord {
     pub removed: Vec<String>,
     /// The SHA-256 of each file it changes or deletes, as the base branch held it when asked.
     pub base_files: BTreeMap<String, String>,
+    /// The ended request it makes again, if it does.
+    pub resubmits: Option<i64>,
+    /// The version of the template its files were rendered with (`None` for catalog changes,
+    /// removals and requests older than versions).
+    pub template_version: Option<String>,
     /// A template request or a catalog change.
     pub kind: RequestKind,
     /// The template's id.
@@ -224,6 +235,8 @@ struct RequestRow {
     resource_id: Option<i64>,
     removed: Json<Vec<String>>,
     base_files: Json<BTreeMap<String, String>>,
+    resubmits: Option<i64>,
+    template_version: Option<String>,
     kind: String,
     template: String,
     template_title: String,
@@ -268,6 +281,8 @@ impl TryFrom<RequestRow> for RequestRecord {
             resource: r.resource_id,
             removed: r.removed.0,
             base_files: r.base_files.0,
+            resubmits: r.resubmits,
+            template_version: r.template_version,
             kind: RequestKind::parse(&r.kind)?,
             template: r.template,
             template_title: r.template_title,
@@ -392,7 +407,7 @@ impl From<sqlx::Error> for TransitionError {
     }
 }
 
-const REQUEST_COLUMNS: &str = r#"request_id, action, resource_id, removed, base_files, kind, template, template_title, "values", files, target,
+const REQUEST_COLUMNS: &str = r#"request_id, action, resource_id, removed, base_files, resubmits, template_version, kind, template, template_title, "values", files, target,
     slug, author_user_id, author_username, author_name, author_email, state, needs_approval,
     decided_by, decided_at, decision_comment, overcommit_reason, branch, pr_number, pr_url, last_error, attempts,
     created_at, updated_at"#;
@@ -546,9 +561,9 @@ impl Db {
                              slug, author_user_id, author_username, author_name, author_email,
                              state, needs_approval, attempts, created_at, updated_at, kind,
                              idempotency_key, idempotency_fingerprint, action, resource_id,
-                             removed, base_files)
+                             removed, base_files, resubmits, template_version)
                          values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 0, $13, $13, $14,
-                                 $15, $16, $17, $18, $19, $20)
+                                 $15, $16, $17, $18, $19, $20, $21, $22)
                          returning request_id"#;
             let id: i64 = sqlx::query_scalar(sql)
                 .bind(r.template)
@@ -571,6 +586,8 @@ impl Db {
                 .bind(acting.resource)
                 .bind(Json(acting.removed))
                 .bind(Json(acting.base_files))
+                .bind(acting.resubmits)
+                .bind(acting.template_version)
                 .fetch_one(&mut *tx)
                 .await?;
             // language=sql
@@ -731,6 +748,20 @@ impl Db {
         let rows: Vec<RequestRow> =
             on_db!(self, |pool| sqlx::query_as(&sql).fetch_all(pool).await?);
         rows.into_iter().map(RequestRecord::try_from).collect()
+    }
+
+    /// The latest request that makes request `id` again, if one does.
+    #[tracing::instrument(name = "db.resubmission_of", skip_all)]
+    pub async fn resubmission_of(&self, id: i64) -> Result<Option<i64>, DbError> {
+        // language=sql
+        let sql = "select request_id from request where resubmits = $1
+                   order by request_id desc limit 1";
+        Ok(on_db!(self, |pool| {
+            sqlx::query_scalar(sql)
+                .bind(id)
+                .fetch_optional(pool)
+                .await?
+        }))
     }
 
     /// Requests of `kind`, oldest first: all of them, or those targeting `target` only (the

@@ -18,6 +18,10 @@
 //! | [`SelfService::approve`] / [`SelfService::reject`] | admin | decide a request awaiting approval |
 //! | [`SelfService::merge`] | admin, local forge | merge the pull request; reload the catalog |
 //! | [`SelfService::resources`] / [`SelfService::resource`] | owner or admin | what the requests made, checked on the base branch |
+//! | [`SelfService::ask_on_resource`] / [`SelfService::resource_now`] | owner or admin | update, extend or remove a resource: a request of its own on the same folder |
+//! | [`SelfService::withdraw`] | author or admin | take back a request not yet proposed |
+//! | [`SelfService::resubmit`] | author or admin | make an ended request (rejected, withdrawn, failed) again with changed values |
+//! | [`SelfService::resource_detail`] / [`SelfService::template_updates`] | owner or admin / admin | the update a changed template offers a resource: its files rendered again, diffed against the base branch |
 //! | [`SelfService::follow_webhook`] | a verified forge webhook | move a request to merged / closed |
 //! | [`SelfService::preview_catalog_change`] / [`SelfService::submit_catalog_change`] | admin | an item's state, qualifier and evidence changed in its catalog file, proposed with no approval step |
 
@@ -28,7 +32,9 @@ mod dto;
 mod error;
 mod resources;
 mod templates;
+mod upgrade;
 
+pub use day_two::ResourceNow;
 pub use diff::unified_diff;
 pub use dto::*;
 pub use error::ServiceError;
@@ -124,6 +130,15 @@ pub struct Submitted {
     pub detail: RequestDetail,
     /// Whether it was made by an earlier call.
     pub replayed: bool,
+}
+
+/// Whether `r` can be made again: a template request that ended without a merge.
+pub(crate) fn resubmittable(r: &RequestRecord) -> bool {
+    r.kind == RequestKind::Template
+        && matches!(
+            r.state,
+            RequestState::Rejected | RequestState::Closed | RequestState::Failed
+        )
 }
 
 /// The fingerprint of a creating call's input, kept with its idempotency key.
@@ -291,6 +306,20 @@ impl SelfService {
         values: &Value,
         at: DateTime<Utc>,
     ) -> Result<(Rendered, TemplateManifest), ServiceError> {
+        self.render_values_for(principal, None, id, values, at)
+            .await
+    }
+
+    /// [`SelfService::render_values`], with `requester` (the person a resource's files name,
+    /// when not the caller: its owner, for an admin's update) in the files' requester fields.
+    pub(crate) async fn render_values_for(
+        &self,
+        principal: &Principal,
+        requester: Option<&Author>,
+        id: &str,
+        values: &Value,
+        at: DateTime<Utc>,
+    ) -> Result<(Rendered, TemplateManifest), ServiceError> {
         let set = self.template_set().await;
         let template = set
             .get(id)
@@ -300,10 +329,17 @@ impl SelfService {
         let viewer = &principal.viewer;
         let ctx = RenderContext {
             catalog: &snapshot,
-            requester: Requester {
-                username: viewer.username.clone(),
-                name: viewer.name.clone(),
-                email: viewer.email.clone(),
+            requester: match requester {
+                Some(a) => Requester {
+                    username: a.username.clone(),
+                    name: a.name.clone(),
+                    email: a.email.clone(),
+                },
+                None => Requester {
+                    username: viewer.username.clone(),
+                    name: viewer.name.clone(),
+                    email: viewer.email.clone(),
+                },
             },
             now: at,
             namespaces: if uses_own_namespaces(template.manifest()) {
@@ -460,7 +496,25 @@ impl SelfService {
         input: &RequestInput,
         key: Option<&str>,
     ) -> Result<Submitted, ServiceError> {
+        self.submit_linked(principal, input, key, None).await
+    }
+
+    /// [`SelfService::submit`], recording the ended request it makes again (`resubmits`).
+    pub(crate) async fn submit_linked(
+        &self,
+        principal: &Principal,
+        input: &RequestInput,
+        key: Option<&str>,
+        resubmits: Option<i64>,
+    ) -> Result<Submitted, ServiceError> {
         let (rendered, needs_approval, title) = self.render(principal, input).await?;
+        let mut asked = serde_json::json!({
+            "template": input.template,
+            "values": input.values,
+        });
+        if let Some(old) = resubmits {
+            asked["resubmits"] = old.into();
+        }
         let values = serde_json::Value::Object(rendered.values.clone());
         self.store(
             principal,
@@ -473,11 +527,12 @@ impl SelfService {
                 target: &rendered.target,
                 slug: &rendered.slug,
                 needs_approval,
-                fingerprint: fingerprint(&serde_json::json!({
-                    "template": input.template,
-                    "values": input.values,
-                })),
-                acting: Acting::CREATE,
+                fingerprint: fingerprint(&asked),
+                acting: Acting {
+                    resubmits,
+                    template_version: Some(&rendered.version),
+                    ..Acting::CREATE
+                },
             },
             key,
             |record| {
@@ -486,6 +541,7 @@ impl SelfService {
                     "target": record.target,
                     "state": record.state,
                     "files": record.files.len(),
+                    "resubmits": record.resubmits,
                 })
             },
         )
@@ -578,6 +634,11 @@ impl SelfService {
     ) -> Result<RequestDetail, ServiceError> {
         let timeline = self.db.transitions(r.id).await?;
         let resource = self.resource_of_request(&r).await?;
+        let resubmitted_as = if resubmittable(&r) {
+            self.db.resubmission_of(r.id).await?
+        } else {
+            None
+        };
         let viewer = &principal.viewer;
         let own_allowed =
             access::four_eyes_allow(principal.user_id, r.author.user_id, self.self_approval);
@@ -610,6 +671,10 @@ impl SelfService {
                 && self.forge().kind() == ForgeKind::Local,
             can_withdraw: access::may_withdraw_request(principal, r.author.user_id)
                 && request::transition(r.state, RequestEvent::Withdraw).is_ok(),
+            can_resubmit: access::may_withdraw_request(principal, r.author.user_id)
+                && resubmittable(&r)
+                && resubmitted_as.is_none(),
+            resubmitted_as,
             another_admin_decides: access::may_decide_request(viewer)
                 && !own_allowed
                 && (mirante_domain::request::awaits_decision(r.state)
@@ -715,10 +780,21 @@ impl SelfService {
                 .filter(|o| o.id != claim.request)
                 .filter_map(|o| capacity::claim_of(o, &set))
                 .collect();
+            // A request on a resource that exists (an update) asks only for what it adds to
+            // the GPUs its folder holds on the base branch.
+            let held: u64 = workspaces
+                .iter()
+                .filter(|w| w.target == claim.target)
+                .map(|w| w.gpus)
+                .sum();
+            let more = claim.gpus.saturating_sub(held);
+            if more == 0 {
+                return Ok(());
+            }
             ledger(clusters, workspaces, &claims)
                 .iter()
                 .find(|c| c.id == claim.cluster)
-                .map_or(Ok(()), |c| c.check(claim.gpus))
+                .map_or(Ok(()), |c| c.check(more))
         };
         let guard = guarded.as_ref().map(|(claim, _, _)| CapacityGuard {
             lock: &claim.cluster,

@@ -8,7 +8,7 @@ use axum::{
     Extension, Json,
     extract::{RawQuery, State},
 };
-use mirante_domain::resource::{Resource, ResourceFilter, ResourceState};
+use mirante_domain::resource::{Resource, ResourceDetail, ResourceFilter, ResourceState};
 use serde::Serialize;
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -24,6 +24,7 @@ pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list_resources))
         .routes(routes!(get_resource))
+        .routes(routes!(template_updates))
 }
 
 /// Query parameters of `GET /api/v1/resources` (documentation; parsing is strict, see
@@ -101,22 +102,60 @@ pub(crate) async fn list_resources(
     }))
 }
 
-/// A resource; 404 for one the caller may not see.
+/// A resource, with the version of its template its files were rendered with and the update
+/// its template offers since (`update`: `null`, or the files that change with their diffs);
+/// 404 for one the caller may not see.
 #[utoipa::path(
     get,
     path = "/api/v1/resources/{id}",
     tag = "self-service",
     params(("id" = i64, Path, description = "Resource id (the request that created it)")),
     responses(
-        (status = 200, description = "The resource", body = schema::Resource),
+        (status = 200, description = "The resource", body = schema::ResourceDetail),
         (status = 401, description = "Not signed in", body = ErrorBody),
         (status = 404, description = "No such resource, or not the caller's", body = ErrorBody),
+        (status = 503, description = "The forge is unavailable (the update is checked on the base branch)", body = ErrorBody),
     )
 )]
 pub(crate) async fn get_resource(
     State(service): State<Arc<SelfService>>,
     Extension(principal): Extension<Principal>,
     ApiPath(id): ApiPath<i64>,
-) -> Result<Json<Resource>, ApiError> {
-    Ok(Json(service.resource(&principal, id).await?))
+) -> Result<Json<ResourceDetail>, ApiError> {
+    Ok(Json(service.resource_detail(&principal, id).await?))
+}
+
+/// The resources of one template that its current version would change (admins).
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct TemplateUpdates {
+    /// Each resource with its update, newest first.
+    #[schema(value_type = Vec<schema::ResourceDetail>)]
+    resources: Vec<ResourceDetail>,
+}
+
+/// The resources made from a template that its current version renders differently (admins):
+/// each with the files that change and their diffs. The owner or an admin proposes one as
+/// an update request with no values (`POST /api/v1/resources/{id}/requests`,
+/// `{"kind": "update"}`), plus the parameters `needs` names, if any.
+#[utoipa::path(
+    get,
+    path = "/api/v1/templates/{id}/updates",
+    tag = "self-service",
+    params(("id" = String, Path, description = "Template id")),
+    responses(
+        (status = 200, description = "The resources with an update", body = TemplateUpdates),
+        (status = 401, description = "Not signed in", body = ErrorBody),
+        (status = 403, description = "Not an admin", body = ErrorBody),
+        (status = 404, description = "No such template", body = ErrorBody),
+        (status = 503, description = "The forge is unavailable", body = ErrorBody),
+    )
+)]
+pub(crate) async fn template_updates(
+    State(service): State<Arc<SelfService>>,
+    Extension(principal): Extension<Principal>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Json<TemplateUpdates>, ApiError> {
+    Ok(Json(TemplateUpdates {
+        resources: service.template_updates(&principal, &id).await?,
+    }))
 }

@@ -30,7 +30,7 @@ use crate::app::selfservice::service::TemplateSummary;
 use crate::http::auth::Principal;
 use crate::http::error::{ApiError, ApiPath, ErrorBody};
 use crate::http::state::AppState;
-use mirante_api_types::selfservice::ResourceRequestInput;
+use mirante_api_types::selfservice::{ResourceRequestInput, ResubmitInput};
 
 /// The self-service routes.
 pub(crate) fn router() -> OpenApiRouter<AppState> {
@@ -47,6 +47,7 @@ pub(crate) fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(submit_catalog_change))
         .routes(routes!(ask_on_resource))
         .routes(routes!(withdraw))
+        .routes(routes!(resubmit))
 }
 
 impl From<ServiceError> for ApiError {
@@ -432,6 +433,45 @@ pub(crate) async fn withdraw(
     ApiPath(id): ApiPath<i64>,
 ) -> Result<Json<RequestDetail>, ApiError> {
     Ok(Json(service.withdraw(&principal, id).await?))
+}
+
+/// Makes a request again (its author, or an admin) after it ended without a merge — rejected,
+/// withdrawn or failed — with changed values: a new request of the same kind (a creation, or
+/// the same day-two action on the same resource) through every check a first one passes,
+/// whose `resubmits` names the old one (and the old one's `resubmitted_as` the new).
+#[utoipa::path(
+    post,
+    path = "/api/v1/requests/{id}/resubmit",
+    tag = "self-service",
+    params(
+        ("id" = i64, Path, description = "The ended request's id"),
+        ("Idempotency-Key" = Option<String>, Header, description = "A name for this creation (1 to 255 visible ASCII characters): sent again with the same body, it answers the request the first call made (`Idempotent-Replayed: true`) instead of making another"),
+    ),
+    request_body = ResubmitInput,
+    responses(
+        (status = 201, description = "The new request as stored, or as an earlier call with the same Idempotency-Key stored it", body = RequestDetail,
+            headers(("Idempotent-Replayed" = String, description = "`true` when an earlier call made this request"))),
+        (status = 400, description = "Not a JSON request, or a malformed Idempotency-Key", body = ErrorBody),
+        (status = 401, description = "Not signed in", body = ErrorBody),
+        (status = 403, description = "Not the request's author nor an admin", body = ErrorBody),
+        (status = 404, description = "No such request for the caller", body = ErrorBody),
+        (status = 409, description = "The request did not end without a merge, is a catalog change, or an open request already asks for its folder (`request` names it)", body = ErrorBody),
+        (status = 422, description = "Invalid values: `details` lists every field; or an Idempotency-Key used before with another body", body = ErrorBody),
+        (status = 503, description = "The forge is unavailable", body = ErrorBody),
+    )
+)]
+pub(crate) async fn resubmit(
+    State(service): State<Arc<SelfService>>,
+    Extension(principal): Extension<Principal>,
+    ApiPath(id): ApiPath<i64>,
+    headers: HeaderMap,
+    input: Result<Json<ResubmitInput>, JsonRejection>,
+) -> Result<CreatedAnswer, ApiError> {
+    let key = idempotency_key(&headers)?;
+    let input = body(input)?;
+    Ok(created(
+        service.resubmit(&principal, id, &input.values, key).await?,
+    ))
 }
 
 /// Approves a request awaiting approval (admins); the worker proposes it next.

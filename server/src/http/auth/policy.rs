@@ -133,6 +133,12 @@ pub const ROUTES: &[(Methods, &str, Access)] = &[
     // the forge webhook, whose signature is its credential.
     (Methods::Read, "/api/v1/templates", Access::SignedIn),
     (Methods::Read, "/api/v1/templates/{id}", Access::SignedIn),
+    // Which resources a template's current version would change: admins.
+    (
+        Methods::Read,
+        "/api/v1/templates/{id}/updates",
+        Access::Admin,
+    ),
     (Methods::Post, "/api/v1/requests/preview", Access::SignedIn),
     (Methods::Read, "/api/v1/requests", Access::SignedIn),
     (Methods::Post, "/api/v1/requests", Access::SignedIn),
@@ -148,6 +154,12 @@ pub const ROUTES: &[(Methods, &str, Access)] = &[
     (
         Methods::Post,
         "/api/v1/requests/{id}/withdraw",
+        Access::SignedIn,
+    ),
+    // …and makes an ended one again (`may_withdraw_request` too).
+    (
+        Methods::Post,
+        "/api/v1/requests/{id}/resubmit",
         Access::SignedIn,
     ),
     // GPU capacity: what every researcher sees next to the GPU form.
@@ -219,11 +231,16 @@ pub const ROUTES: &[(Methods, &str, Access)] = &[
     (Methods::ReadOrPost, "/_fn/requests", Access::SignedIn),
     (Methods::ReadOrPost, "/_fn/request", Access::SignedIn),
     (Methods::Read, "/resources", Access::SignedIn),
+    (Methods::Read, "/resources/{id}", Access::SignedIn),
     (Methods::ReadOrPost, "/_fn/resources", Access::SignedIn),
+    (Methods::ReadOrPost, "/_fn/resource", Access::SignedIn),
+    (Methods::Post, "/_fn/resource-request", Access::SignedIn),
+    (Methods::Post, "/_fn/withdraw", Access::SignedIn),
     (Methods::Post, "/_fn/approve", Access::Admin),
     (Methods::Post, "/_fn/reject", Access::Admin),
     (Methods::Post, "/_fn/merge", Access::Admin),
     (Methods::ReadOrPost, "/_fn/template-problems", Access::Admin),
+    (Methods::ReadOrPost, "/_fn/template-updates", Access::Admin),
     // An admin's change of a catalog item: the preview page and its server functions.
     (Methods::Read, "/items/{id}/change", Access::Admin),
     (

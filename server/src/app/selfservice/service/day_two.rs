@@ -18,12 +18,15 @@ use std::collections::BTreeMap;
 
 use mirante_domain::access::{self, Principal};
 use mirante_domain::request::{Action, RequestEvent, RequestState};
-use mirante_domain::resource::{Resource, ResourceState};
+use mirante_domain::resource::Resource;
 use mirante_domain::selfservice::{Approval, ErrorCode, FieldError};
 use serde_json::{Map, Value, json};
 
 use super::error::forge_error;
-use super::{Draft, RequestDetail, SelfService, ServiceError, Submitted, fingerprint};
+use super::{
+    Draft, RequestDetail, RequestInput, SelfService, ServiceError, Submitted, fingerprint,
+    resubmittable,
+};
 use crate::adapters::db::requests::{Acting, Change, NewRequest, RequestKind, RequestRecord};
 use crate::adapters::forge::FileChange;
 use crate::app::catalog_change::{content_sha256, field_error};
@@ -49,6 +52,19 @@ impl SelfService {
         input: &ResourceRequestInput,
         key: Option<&str>,
     ) -> Result<Submitted, ServiceError> {
+        self.ask_on_resource_linked(principal, id, input, key, None)
+            .await
+    }
+
+    /// [`SelfService::ask_on_resource`], recording the ended request it makes again.
+    async fn ask_on_resource_linked(
+        &self,
+        principal: &Principal,
+        id: i64,
+        input: &ResourceRequestInput,
+        key: Option<&str>,
+        resubmits: Option<i64>,
+    ) -> Result<Submitted, ServiceError> {
         let action = input.kind;
         if action == Action::Create {
             return Err(ServiceError::Invalid(vec![field_error(
@@ -64,13 +80,7 @@ impl SelfService {
                 "only the resource's owner or an admin may change it".to_owned(),
             ));
         }
-        if !matches!(
-            resource.state,
-            ResourceState::Merged
-                | ResourceState::Syncing
-                | ResourceState::Live
-                | ResourceState::Degraded
-        ) {
+        if !resource.state.has_files_on_base() {
             return Err(ServiceError::Conflict(format!(
                 "resource {id} is {}: only a resource whose files are on `{}` can be changed",
                 resource.state, self.base_branch
@@ -108,6 +118,7 @@ impl SelfService {
                     "resource": id,
                     "kind": action,
                     "values": input.values,
+                    "resubmits": resubmits,
                 })),
                 acting: Acting {
                     action,
@@ -115,6 +126,8 @@ impl SelfService {
                     removed: &plan.removed,
                     base_files: &plan.base_files,
                     recorded_by: None,
+                    resubmits,
+                    template_version: plan.version.as_deref(),
                 },
             },
             key,
@@ -127,6 +140,7 @@ impl SelfService {
                     "files": record.files.len(),
                     "removed": record.removed.len(),
                     "what": verb,
+                    "resubmits": resubmits,
                 })
             },
         )
@@ -180,6 +194,102 @@ impl SelfService {
         self.detail(principal, done).await
     }
 
+    /// Makes request `id` again (its author, or an admin) after it ended without a merge —
+    /// rejected, withdrawn or failed — with `change` over its values: a new request of the same
+    /// kind (a creation, or the same day-two action on the same resource) through every check
+    /// a first one passes, recorded as resubmitting the old one. Answered as
+    /// [`SelfService::submit`] answers.
+    pub async fn resubmit(
+        &self,
+        principal: &Principal,
+        id: i64,
+        change: &Value,
+        key: Option<&str>,
+    ) -> Result<Submitted, ServiceError> {
+        let old = self.ended(principal, id).await?;
+        let Some(change) = change.as_object() else {
+            return Err(ServiceError::Invalid(vec![field_error(
+                "values",
+                ErrorCode::NotAnObject,
+                "`values` must be an object of the parameters that change".to_owned(),
+                Map::new(),
+            )]));
+        };
+        let mut values = old.values.as_object().cloned().unwrap_or_default();
+        values.retain(|_, v| !v.is_null());
+        match old.action {
+            Action::Create => {
+                values.extend(change.clone());
+                let input = RequestInput {
+                    template: old.template.clone(),
+                    values: Value::Object(values),
+                    at: None,
+                };
+                self.submit_linked(principal, &input, key, Some(id)).await
+            }
+            action => {
+                let resource = old.resource.ok_or_else(|| {
+                    ServiceError::Conflict(format!("request {id} names no resource"))
+                })?;
+                let mut asked = match action {
+                    Action::Remove => Map::new(),
+                    Action::Extend => values
+                        .remove(DAYS)
+                        .map(|d| Map::from_iter([(DAYS.to_owned(), d)]))
+                        .unwrap_or_default(),
+                    _ => values,
+                };
+                asked.extend(change.clone());
+                let input = ResourceRequestInput {
+                    kind: action,
+                    values: Value::Object(asked),
+                };
+                self.ask_on_resource_linked(principal, resource, &input, key, Some(id))
+                    .await
+            }
+        }
+    }
+
+    /// Makes the ended creation `id` again with the values of `input` (the form filled again,
+    /// previewed and submitted): [`SelfService::submit`] for the same template, recorded as
+    /// resubmitting `id`, which the caller must be allowed to resubmit.
+    pub async fn submit_again(
+        &self,
+        principal: &Principal,
+        id: i64,
+        input: &RequestInput,
+        key: Option<&str>,
+    ) -> Result<Submitted, ServiceError> {
+        let old = self.ended(principal, id).await?;
+        if old.action != Action::Create || old.template != input.template {
+            return Err(ServiceError::Conflict(format!(
+                "request {id} asked `{}` of template `{}`: a resubmission asks the same",
+                old.action.as_str(),
+                old.template
+            )));
+        }
+        self.submit_linked(principal, input, key, Some(id)).await
+    }
+
+    /// Request `id`, when the caller (its author, or an admin) may make it again: it ended
+    /// without a merge.
+    async fn ended(&self, principal: &Principal, id: i64) -> Result<RequestRecord, ServiceError> {
+        let old = self.visible(principal, id).await?;
+        if !access::may_withdraw_request(principal, old.author.user_id) {
+            return Err(ServiceError::Forbidden(
+                "only the request's author or an admin may resubmit it".to_owned(),
+            ));
+        }
+        if !resubmittable(&old) {
+            return Err(ServiceError::Conflict(format!(
+                "request {id} is {}: only a template request that ended without a merge \
+                 (rejected, withdrawn or failed) can be resubmitted",
+                old.state
+            )));
+        }
+        Ok(old)
+    }
+
     /// Opens the removal of an expired `resource` on its owner's behalf, recorded as made by
     /// the portal (`system`); it waits for an admin when `needs_approval`, else the worker
     /// proposes it at once. Answers the new request's id; an open request on the folder (an
@@ -208,6 +318,8 @@ impl SelfService {
                     removed: &plan.removed,
                     base_files: &plan.base_files,
                     recorded_by: Some(SYSTEM),
+                    resubmits: None,
+                    template_version: None,
                 },
                 &NewRequest {
                     template: &current.template,
@@ -249,17 +361,41 @@ impl SelfService {
         target: &str,
         resource: i64,
     ) -> Result<RequestRecord, ServiceError> {
-        let group = self
-            .db
-            .requests_of_kind(RequestKind::Template, Some(target), 10_000)
-            .await?;
-        group
-            .iter()
-            .rev()
-            .find(|r| r.state == RequestState::Merged && r.action != Action::Remove)
-            .or_else(|| group.iter().find(|r| r.id == resource))
+        let group = self.template_requests(Some(target)).await?;
+        current_of(&group, resource)
             .cloned()
             .ok_or_else(|| ServiceError::NotFound(format!("no resource {resource}")))
+    }
+
+    /// Resource `id` as its page shows it: the values its files hold now, the request on its
+    /// folder still on its way (if any), and whether `principal` may ask to change it now.
+    pub async fn resource_now(
+        &self,
+        principal: &Principal,
+        id: i64,
+    ) -> Result<ResourceNow, ServiceError> {
+        let resource = self.resource(principal, id).await?;
+        let group = self.template_requests(Some(&resource.target)).await?;
+        let current = current_of(&group, id)
+            .ok_or_else(|| ServiceError::NotFound(format!("no resource {id}")))?;
+        let open_request = group
+            .iter()
+            .rev()
+            .find(|r| !r.state.is_final())
+            .map(|r| r.id);
+        let may_change = access::may_act_on_resource(principal, resource.owner_user_id)
+            && resource.state.has_files_on_base()
+            && open_request.is_none();
+        let update = self.update_for(principal, current, &resource).await?;
+        Ok(ResourceNow {
+            values: current.values.clone(),
+            template: current.template.clone(),
+            template_version: current.template_version.clone(),
+            update,
+            open_request,
+            may_change,
+            resource,
+        })
     }
 
     /// A removal: every file of the folder on the base branch, deleted.
@@ -292,6 +428,7 @@ impl SelfService {
             removed,
             base_files,
             needs_approval: false,
+            version: None,
         })
     }
 
@@ -343,12 +480,21 @@ impl SelfService {
         for (k, v) in change {
             values.insert(k.clone(), v.clone());
         }
+        // An extension counts its days from today; any other change keeps the dates the files
+        // hold (rendered as when the current files were), and the files keep naming the
+        // resource's owner whoever asks.
+        let at = if action == Action::Extend {
+            chrono::Utc::now()
+        } else {
+            current.created_at
+        };
         let (rendered, manifest) = self
-            .render_values(
+            .render_values_for(
                 principal,
+                Some(&current.author),
                 &current.template,
                 &Value::Object(values),
-                chrono::Utc::now(),
+                at,
             )
             .await?;
         if action == Action::Extend && !manifest.parameters.iter().any(|p| p.name == DAYS) {
@@ -423,8 +569,38 @@ impl SelfService {
             removed: Vec::new(),
             base_files,
             needs_approval: action == Action::Update && manifest.approval == Approval::Required,
+            version: Some(rendered.version),
         })
     }
+}
+
+/// The request among `group` (one folder's template requests, oldest first) whose files
+/// resource `resource` holds now.
+pub(super) fn current_of(group: &[RequestRecord], resource: i64) -> Option<&RequestRecord> {
+    group
+        .iter()
+        .rev()
+        .find(|r| r.state == RequestState::Merged && r.action != Action::Remove)
+        .or_else(|| group.iter().find(|r| r.id == resource))
+}
+
+/// A resource as its page shows it.
+#[derive(Debug, Clone)]
+pub struct ResourceNow {
+    /// The resource.
+    pub resource: Resource,
+    /// The template it was made from.
+    pub template: String,
+    /// The values its files hold now.
+    pub values: Value,
+    /// The template version its files were rendered with.
+    pub template_version: Option<String>,
+    /// What its template renders differently now, if anything.
+    pub update: Option<mirante_domain::resource::TemplateUpdate>,
+    /// A request on its folder still on its way.
+    pub open_request: Option<i64>,
+    /// Whether the viewer may ask to update, extend or remove it now.
+    pub may_change: bool,
 }
 
 /// What a day-two request will commit.
@@ -434,4 +610,6 @@ struct Plan {
     removed: Vec<String>,
     base_files: BTreeMap<String, String>,
     needs_approval: bool,
+    /// The template version an update or extension was rendered with.
+    version: Option<String>,
 }

@@ -22,6 +22,7 @@ pub(super) fn request_summary(r: &RequestRecord) -> RequestSummary {
         pr_url: r.pr_url.clone(),
         created_at: r.created_at,
         updated_at: r.updated_at,
+        resubmits: r.resubmits,
     }
 }
 

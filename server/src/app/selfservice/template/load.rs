@@ -318,6 +318,10 @@ fn build(origin: &str, id: &str, mut files: Folder) -> Result<Template, Vec<Diag
     };
     let manifest: TemplateManifest = serde_saphyr::from_str_with_options(text, yaml_options())
         .map_err(|e| vec![yaml_diag(&manifest_file, &e)])?;
+    let version = manifest
+        .version
+        .clone()
+        .unwrap_or_else(|| digest(&manifest_bytes, &files));
 
     let mut problems = Vec::new();
     let at = |needle: &str| find_line(text, needle);
@@ -401,7 +405,28 @@ fn build(origin: &str, id: &str, mut files: Folder) -> Result<Template, Vec<Diag
         origin: base,
         env,
         files: skeleton,
+        version,
     })
+}
+
+/// A template's version when its manifest names none: the first 12 hex digits of the SHA-256
+/// over its files (each path, its length and its bytes, in path order), so any change of any
+/// file makes a new version and nothing else does.
+fn digest(manifest: &[u8], files: &Folder) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hash = Sha256::new();
+    let mut add = |path: &str, bytes: &[u8]| {
+        hash.update(path.as_bytes());
+        hash.update([0]);
+        hash.update((bytes.len() as u64).to_be_bytes());
+        hash.update(bytes);
+    };
+    add("template.yaml", manifest);
+    for (path, bytes) in files {
+        add(path, bytes);
+    }
+    let hex = hex::encode(hash.finalize());
+    format!("sha256:{}", &hex[..12])
 }
 
 /// serde-saphyr's defaults (resource budget, alias limits, duplicate keys are errors) without

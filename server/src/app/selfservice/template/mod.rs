@@ -115,12 +115,19 @@ pub struct Template {
     env: minijinja::Environment<'static>,
     /// Skeleton files, by their path under `skeleton/`, sorted.
     files: Vec<String>,
+    /// The manifest's `version`, else a digest of the template's files.
+    version: String,
 }
 
 impl Template {
     /// The parsed `template.yaml`.
     pub fn manifest(&self) -> &TemplateManifest {
         &self.manifest
+    }
+
+    /// Its version: the manifest's `version`, else `sha256:` and 12 hex digits of its files.
+    pub fn version(&self) -> &str {
+        &self.version
     }
 
     /// Where the template was read from (a folder, or the binary's `templates/self-service/`).
@@ -194,6 +201,8 @@ pub struct Rendered {
     pub values: serde_json::Map<String, serde_json::Value>,
     /// Every file, each under `target`, sorted by path.
     pub files: Vec<FileChange>,
+    /// The template's version (see [`Template::version`]).
+    pub version: String,
 }
 
 /// Why a template could not be rendered.

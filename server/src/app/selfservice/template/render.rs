@@ -500,6 +500,7 @@ pub(super) fn render(
         slug,
         values: normalized,
         files,
+        version: template.version.clone(),
     })
 }
 

@@ -105,3 +105,40 @@ pub(crate) struct ResourceAccess {
     /// The Kubernetes Secret that holds a database's credentials (its name, never its value).
     secret: Option<String>,
 }
+
+/// A resource as `GET /api/v1/resources/{id}` answers it: the resource's fields, the version
+/// of its template its files were rendered with, and the update its template offers since.
+#[derive(ToSchema)]
+pub(crate) struct ResourceDetail {
+    /// The resource's fields.
+    #[serde(flatten)]
+    resource: Resource,
+    /// The template version its files were rendered with: the manifest's `version`, else
+    /// `sha256:` and 12 hex digits of the template's files; `null` when made before versions
+    /// were recorded.
+    template_version: Option<String>,
+    /// `null` when the template is at the resource's version or renders the same files; else
+    /// what its current version changes.
+    update: Option<TemplateUpdate>,
+}
+
+/// What a template's current version changes in one resource's files.
+#[derive(ToSchema)]
+pub(crate) struct TemplateUpdate {
+    /// The template's current version.
+    version: String,
+    /// Each file that changes, with its unified diff against the base branch.
+    files: Vec<UpdateFile>,
+    /// Parameters the new version asks for that the resource's values lack or no longer
+    /// satisfy: given as `values` of the update request.
+    needs: Vec<String>,
+}
+
+/// One file an update changes.
+#[derive(ToSchema)]
+pub(crate) struct UpdateFile {
+    /// Its path in the monorepo.
+    path: String,
+    /// Its unified diff against the base branch.
+    diff: String,
+}
