@@ -31,11 +31,15 @@ pub enum NoticeKind {
     ExpiresSoon,
     /// The resource expired and the sweep opened its removal.
     RemovalOpened,
+    /// A removal was merged: the resource's folder is gone from the base branch.
+    Removed,
+    /// The resource's template renders its files differently now: an update is offered.
+    UpdateAvailable,
 }
 
 impl NoticeKind {
     /// Every kind.
-    pub const ALL: [NoticeKind; 10] = [
+    pub const ALL: [NoticeKind; 12] = [
         NoticeKind::AwaitsApproval,
         NoticeKind::Approved,
         NoticeKind::Rejected,
@@ -46,6 +50,8 @@ impl NoticeKind {
         NoticeKind::Failed,
         NoticeKind::ExpiresSoon,
         NoticeKind::RemovalOpened,
+        NoticeKind::Removed,
+        NoticeKind::UpdateAvailable,
     ];
 
     /// The identifier used in the database, the webhook's JSON and the message templates.
@@ -61,6 +67,8 @@ impl NoticeKind {
             NoticeKind::Failed => "failed",
             NoticeKind::ExpiresSoon => "expires_soon",
             NoticeKind::RemovalOpened => "removal_opened",
+            NoticeKind::Removed => "removed",
+            NoticeKind::UpdateAvailable => "update_available",
         }
     }
 
@@ -84,6 +92,15 @@ impl NoticeKind {
             (Some(_), RequestState::Merged) => Some(NoticeKind::Merged),
             (Some(_), RequestState::Failed) => Some(NoticeKind::Failed),
             _ => None,
+        }
+    }
+
+    /// The notice as a request doing `action` gives it: a merged removal says the resource
+    /// is removed.
+    pub fn for_action(self, action: crate::request::Action) -> Self {
+        match (self, action) {
+            (NoticeKind::Merged, crate::request::Action::Remove) => NoticeKind::Removed,
+            (kind, _) => kind,
         }
     }
 

@@ -117,6 +117,19 @@ on_both_databases! {
         app.post_json(&app.client, &format!("/api/v1/requests/{}/merge", after.removals[0]), &json!({}), 200).await;
         let gone = app.get_json_as(&rui, &format!("/api/v1/resources/{nlp}"), 200).await;
         assert_eq!(gone["state"], "removed", "{gone}");
+        // The merged removal tells Rui the resource is removed (not merely "merged").
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let mails = sink.messages();
+            let subject = format!("Request #{} removed", after.removals[0]);
+            if let Some(m) = mails.iter().find(|m| m.subject.contains(&subject)) {
+                assert_eq!(m.rcpt_to, ["rui@example.org"]);
+                assert!(m.text.contains("its folder is gone from the monorepo"), "{}", m.text);
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "no removed notice: {mails:#?}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
 
         // Another workspace (the GPU is free again) whose owner asked for an extension before it
         // expired: no removal while the extension waits.

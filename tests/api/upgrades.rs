@@ -3,11 +3,16 @@
 //! resource offers the update with the diff, admins see the list per template, and proposing
 //! it is an update request whose branch holds exactly that diff.
 
-use std::path::Path;
+use std::{path::Path, sync::Arc, time::Duration};
 
+use chrono::Utc;
+use mirante::app::clock::ManualClock;
+use mirante::app::selfservice::expiry::{ExpiryRemoval, ExpirySettings, ExpirySweep};
+use secrecy::SecretString;
 use serde_json::{Value, json};
 
 use crate::helpers::*;
+use crate::mail::MailSink;
 use crate::requests::wait_for_state;
 
 const LABEL: &str = "    mirante.dev/cost-centre: research\n";
@@ -141,5 +146,44 @@ on_both_databases! {
         assert_eq!(after["template_version"], version.as_str());
         let cv_after = app.get_json_as(&rui, &format!("/api/v1/resources/{cv}"), 200).await;
         assert_eq!(cv_after["update"]["version"], version.as_str(), "{cv_after}");
+    }
+
+    async fn the_sweep_tells_the_owner_once_of_a_template_update_for_their_resource(backend: Backend) {
+        let sink = MailSink::start(false);
+        let smtp = sink.url();
+        let app = spawn_configured(backend, CatalogSetup::Embedded, move |c, _| {
+            c.smtp_url = Some(SecretString::from(smtp));
+            c.mail_from = Some("Mirante <portal@mirante.test>".to_owned());
+            c.expiry_sweep_secs = 0;
+        })
+        .await;
+        let rui = app.dev_browser("rui").await;
+        let monorepo = app.data_dir.join("monorepo");
+        let nlp = crate::requests::merged_workspace(&app, &rui, &workspace("nlp")).await;
+        let sweep = ExpirySweep::new(
+            app.selfservice.clone(),
+            app.db.clone(),
+            Arc::new(ManualClock::at(Utc::now())),
+            ExpirySettings { removal: ExpiryRemoval::Propose, notice_days: vec![7, 1] },
+        );
+        assert_eq!(sweep.run_once().await.unwrap().updates, Vec::<i64>::new(), "at the template's version");
+
+        let template = changed_template();
+        let changes: Vec<(&str, Option<&str>)> = template.iter().map(|(p, c)| (p.as_str(), Some(c.as_str()))).collect();
+        commit_on_main(&monorepo, "gpu-workspace: a cost centre on every namespace", &changes);
+
+        assert_eq!(sweep.run_once().await.unwrap().updates, vec![nlp]);
+        assert_eq!(sweep.run_once().await.unwrap().updates, Vec::<i64>::new(), "told once per version");
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let mails = sink.messages();
+            if let Some(m) = mails.iter().find(|m| m.subject.contains("has a template update")) {
+                assert_eq!(m.rcpt_to, ["rui@example.org"]);
+                assert!(m.text.contains("1 file(s) change"), "{}", m.text);
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "no update notice: {mails:#?}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 }

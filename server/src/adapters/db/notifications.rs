@@ -624,6 +624,52 @@ impl Db {
     }
 }
 
+impl Db {
+    /// Records that `resource`'s owner is told of its template's `version`, and queues the
+    /// notice (naming request `resource`, with `detail`) in the same transaction; answers
+    /// `false`, queueing nothing, when they were told of that version before.
+    #[tracing::instrument(name = "db.update_notice_once", skip_all)]
+    pub async fn update_notice_once(
+        &self,
+        resource: i64,
+        version: &str,
+        at: DateTime<Utc>,
+        detail: &str,
+    ) -> Result<bool, DbError> {
+        let rules = self.outbox_rules();
+        let inserted = on_db!(self, |pool| {
+            let mut tx = pool.begin().await?;
+            // language=sql
+            let sql = "insert into update_notice (resource_id, version, at)
+                       values ($1, $2, $3) on conflict do nothing";
+            let n = sqlx::query(sql)
+                .bind(resource)
+                .bind(version)
+                .bind(at)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            if n == 1 {
+                enqueue_notice!(
+                    tx,
+                    rules,
+                    NoticeKind::UpdateAvailable,
+                    resource,
+                    Utc::now(),
+                    "system",
+                    Some(detail)
+                );
+            }
+            tx.commit().await?;
+            n == 1
+        });
+        if inserted {
+            rules.wake();
+        }
+        Ok(inserted)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -420,7 +420,7 @@ const OPEN_CLAIMS: &str = "where kind = 'template' and state in ('submitted', 'a
 /// Writes a step of a request's journey in transaction `$tx`: its timeline row, then each of
 /// its effects (`mirante_domain::request::Effect`), so the two are never apart.
 macro_rules! record_step {
-    ($tx:ident, $rules:expr, $id:expr, $step:expr, $at:expr, $actor:expr, $comment:expr, $overcommit:expr) => {{
+    ($tx:ident, $rules:expr, $id:expr, $action:expr, $step:expr, $at:expr, $actor:expr, $comment:expr, $overcommit:expr) => {{
         let step: request::Step = $step;
         // language=sql
         let sql = "insert into request_transition
@@ -448,7 +448,16 @@ macro_rules! record_step {
                 }
                 request::Effect::Notify => {
                     if let Some(kind) = NoticeKind::of_step(&step) {
-                        enqueue_notice!($tx, $rules, kind, $id, $at, $actor, None);
+                        let action: Action = $action;
+                        enqueue_notice!(
+                            $tx,
+                            $rules,
+                            kind.for_action(action),
+                            $id,
+                            $at,
+                            $actor,
+                            None
+                        );
                     }
                 }
             }
@@ -602,6 +611,7 @@ impl Db {
                     tx,
                     self.outbox_rules(),
                     id,
+                    acting.action,
                     step,
                     r.at,
                     acting.recorded_by.unwrap_or(&r.author.username),
@@ -935,6 +945,7 @@ impl Db {
                         tx,
                         self.outbox_rules(),
                         id,
+                        current.action,
                         step,
                         at,
                         change.actor,

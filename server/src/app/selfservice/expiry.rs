@@ -4,7 +4,8 @@
 //! proposed at once, or waiting for an admin (`MIRANTE_EXPIRY_REMOVAL`). A resource with an
 //! open request on its folder (an extension asked for) is left alone: no removal is opened
 //! while it waits. One replica sweeps at a time (a lease in the database); the date comes
-//! from one [`Clock`], so tests move time.
+//! from one [`Clock`], so tests move time. The same sweep tells each owner, once per template
+//! version, of a template update their resource is offered (`service::upgrade`).
 
 use std::{collections::BTreeSet, sync::Arc, time::Duration};
 
@@ -48,6 +49,8 @@ pub struct Swept {
     pub removals: Vec<i64>,
     /// Expired resources left alone because a request on their folder is open.
     pub waiting: Vec<i64>,
+    /// Resources whose owner was told of a template update.
+    pub updates: Vec<i64>,
 }
 
 /// The sweep.
@@ -75,8 +78,49 @@ impl ExpirySweep {
         }
     }
 
-    /// Sweeps once: the notices due and the removals due by the clock's date.
+    /// Sweeps once: the notices due and the removals due by the clock's date, and each
+    /// owner told once of a template update their resource is offered.
     pub async fn run_once(&self) -> Result<Swept, ServiceError> {
+        let mut swept = self.expiry_once().await?;
+        for resource in self.service.all_resources().await? {
+            match self.service.update_for_owner(&resource).await {
+                Ok(Some(update)) => {
+                    let detail = if update.needs.is_empty() {
+                        format!(
+                            "template {} version {}: {} file(s) change",
+                            resource.template,
+                            update.version,
+                            update.files.len()
+                        )
+                    } else {
+                        format!(
+                            "template {} version {} asks for: {}",
+                            resource.template,
+                            update.version,
+                            update.needs.join(", ")
+                        )
+                    };
+                    if self
+                        .db
+                        .update_notice_once(resource.id, &update.version, self.clock.now(), &detail)
+                        .await?
+                    {
+                        swept.updates.push(resource.id);
+                    }
+                }
+                Ok(None) => {}
+                // One resource's update that cannot be rendered (a broken template) does not
+                // stop the others'; the template's problems are on the admins' page.
+                Err(error) => {
+                    tracing::warn!(resource = resource.id, %error, "cannot check the resource's template update");
+                }
+            }
+        }
+        Ok(swept)
+    }
+
+    /// The expiry part of a sweep.
+    async fn expiry_once(&self) -> Result<Swept, ServiceError> {
         let now = self.clock.now();
         let today = now.date_naive();
         let mut swept = Swept::default();
@@ -180,6 +224,7 @@ impl ExpirySweep {
                                 notices = swept.notices,
                                 removals = swept.removals.len(),
                                 waiting = swept.waiting.len(),
+                                updates = swept.updates.len(),
                                 "expiry sweep ran"
                             ),
                             Err(error) => tracing::warn!(%error, "the expiry sweep failed; it runs again next time"),

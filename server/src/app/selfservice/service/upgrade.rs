@@ -4,7 +4,7 @@
 //! stay — and where files differ from the base branch, the resource is offered the update.
 //! Proposing it is an update request with no changed values (`day_two`), reviewed like any.
 
-use mirante_domain::access::{Principal, Role};
+use mirante_domain::access::{Principal, Role, Viewer};
 use mirante_domain::resource::{Resource, ResourceDetail, TemplateUpdate, UpdateFile};
 use serde_json::Value;
 
@@ -70,6 +70,35 @@ impl SelfService {
             }
         }
         Ok(out)
+    }
+
+    /// The update `resource`'s template offers it, as its owner would be offered it (the
+    /// expiry sweep's view, which tells them).
+    pub(crate) async fn update_for_owner(
+        &self,
+        resource: &Resource,
+    ) -> Result<Option<TemplateUpdate>, ServiceError> {
+        if !resource.state.has_files_on_base() {
+            return Ok(None);
+        }
+        let group = self.template_requests(Some(&resource.target)).await?;
+        let Some(current) = current_of(&group, resource.id) else {
+            return Ok(None);
+        };
+        let owner = Principal {
+            user_id: current.author.user_id,
+            viewer: Viewer {
+                username: current.author.username.clone(),
+                name: current.author.name.clone(),
+                email: current.author.email.clone(),
+                groups: Vec::new(),
+                role: Role::Researcher,
+                csrf_token: String::new(),
+                dev_login: false,
+            },
+            via_token: false,
+        };
+        self.update_for(&owner, current, resource).await
     }
 
     /// What the template of `resource` renders differently now from its files on the base
