@@ -117,6 +117,53 @@ pub struct TemplateManifest {
     /// update.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
+    /// Who approves the requests that change a resource made from it (`dayTwo`).
+    #[serde(default, rename = "dayTwo")]
+    pub day_two: DayTwo,
+}
+
+/// Whether requests on a resource that exists wait for an admin. By default an update asks as
+/// the template's `approval` says; an extension (within the template's bounds on `days`) and a
+/// removal do not.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DayTwo {
+    /// An update's approval; default: the template's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub update: Option<Approval>,
+    /// An extension's approval; default: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extend: Option<Approval>,
+    /// Extensions of more days than this wait for an admin even when `extend` is `none`
+    /// ("extensions up to 30 days need no approval").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extend_approval_over_days: Option<u32>,
+    /// A removal's approval; default: none (it gives something back).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remove: Option<Approval>,
+}
+
+impl TemplateManifest {
+    /// Whether a request doing `action` with this template waits for an admin; `days` is an
+    /// extension's new duration.
+    pub fn needs_approval(&self, action: crate::request::Action, days: Option<u64>) -> bool {
+        use crate::request::Action;
+        let required =
+            |a: Option<Approval>, default: Approval| a.unwrap_or(default) == Approval::Required;
+        match action {
+            Action::Create => self.approval == Approval::Required,
+            Action::Update => required(self.day_two.update, self.approval),
+            Action::Extend => {
+                let over = self
+                    .day_two
+                    .extend_approval_over_days
+                    .zip(days)
+                    .is_some_and(|(limit, asked)| asked > u64::from(limit));
+                over || required(self.day_two.extend, Approval::None)
+            }
+            Action::Remove => required(self.day_two.remove, Approval::None),
+        }
+    }
 }
 
 /// The JSON-Schema type of a parameter.
@@ -552,6 +599,11 @@ impl TemplateManifest {
         }
         if self.target.trim().is_empty() {
             top("target is empty".to_owned());
+        }
+        if self.day_two.extend_approval_over_days.is_some()
+            && !self.parameters.iter().any(|p| p.name == "days")
+        {
+            top("dayTwo.extendApprovalOverDays needs a `days` parameter to extend".to_owned());
         }
         let mut seen = BTreeSet::new();
         for p in &self.parameters {

@@ -61,11 +61,19 @@ on_both_databases! {
         let path = format!("/api/v1/resources/{id}/requests");
         let in_60_days = (chrono::Utc::now().date_naive() + chrono::Days::new(60)).to_string();
 
-        // Extended by 60 days: no approval, proposed at once, only the expiry lines change.
+        // The template lets extensions of up to 30 days through: 60 waits for an admin, who
+        // approves it; only the expiry lines change.
+        let short = app.post_json(&rui, &path, &json!({"kind": "extend", "values": {"days": 20}}), 201).await;
+        assert_eq!(short["needs_approval"], false, "{short}");
+        assert_ne!(short["state"], "awaiting_approval", "proposed at once");
+        let short_id = short["id"].as_i64().unwrap();
+        wait_for_state(&app, &rui, short_id, "proposed").await;
+        app.post_json(&app.client, &format!("/api/v1/requests/{short_id}/merge"), &json!({}), 200).await;
         let extension = app.post_json(&rui, &path, &json!({"kind": "extend", "values": {"days": 60}}), 201).await;
         let extension_id = extension["id"].as_i64().unwrap();
         assert_eq!(extension["action"], "extend", "{extension}");
-        assert_eq!(extension["needs_approval"], false);
+        assert_eq!(extension["needs_approval"], true, "beyond the template's 30 days");
+        app.post_json(&app.client, &format!("/api/v1/requests/{extension_id}/approve"), &json!({}), 200).await;
         assert_eq!(extension["resource"], id, "it acts on the resource");
         let files = extension["files"].as_array().unwrap();
         assert!(!files.is_empty());
@@ -75,7 +83,7 @@ on_both_databases! {
         app.post_json(&app.client, &format!("/api/v1/requests/{extension_id}/merge"), &json!({}), 200).await;
         let extended = app.get_json_as(&rui, &format!("/api/v1/resources/{id}"), 200).await;
         assert_eq!(extended["expires"], in_60_days.as_str(), "{extended}");
-        assert_eq!(extended["requests"], json!([id, extension_id]));
+        assert_eq!(extended["requests"], json!([id, short_id, extension_id]));
 
         // Two GPUs where the cluster has one: refused, on the GPUs field.
         let refused = app.post_json(&rui, &path, &json!({"kind": "update", "values": {"gpus": 2}}), 422).await;

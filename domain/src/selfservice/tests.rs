@@ -89,6 +89,7 @@ fn workspace() -> TemplateManifest {
             },
         ],
         version: None,
+        day_two: DayTwo::default(),
     }
 }
 
@@ -668,4 +669,45 @@ fn an_external_url_names_no_loopback_link_local_or_metadata_address() {
             "{internal}"
         );
     }
+}
+
+#[test]
+fn day_two_approval_follows_the_template_unless_its_day_two_policy_says_otherwise() {
+    use crate::request::Action;
+    let mut m = workspace();
+    m.parameters.push(param("days", ParamType::Integer));
+    assert!(m.needs_approval(Action::Create, None));
+    assert!(
+        m.needs_approval(Action::Update, None),
+        "an update asks as the template does"
+    );
+    assert!(!m.needs_approval(Action::Extend, Some(90)));
+    assert!(!m.needs_approval(Action::Remove, None));
+    m.day_two = DayTwo {
+        update: Some(Approval::None),
+        extend_approval_over_days: Some(30),
+        remove: Some(Approval::Required),
+        ..DayTwo::default()
+    };
+    assert!(!m.needs_approval(Action::Update, None));
+    assert!(
+        !m.needs_approval(Action::Extend, Some(30)),
+        "up to 30 days need no approval"
+    );
+    assert!(m.needs_approval(Action::Extend, Some(31)));
+    assert!(m.needs_approval(Action::Remove, None));
+    assert!(
+        !m.problems()
+            .iter()
+            .any(|p| p.message.contains("extendApprovalOverDays"))
+    );
+    // The limit needs a `days` parameter to apply to.
+    m.parameters.retain(|p| p.name != "days");
+    assert!(
+        m.problems()
+            .iter()
+            .any(|p| p.message.contains("extendApprovalOverDays")),
+        "{:?}",
+        m.problems()
+    );
 }

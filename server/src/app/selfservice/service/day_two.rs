@@ -10,16 +10,18 @@
 //! them changed since (someone edited the folder by hand): it fails with that reason instead
 //! of overwriting their change.
 //!
-//! Approval: an update asks for it when the template does (it may ask for more GPUs, memory or
-//! CPU); an extension stays within the template's own bounds on `days` and a removal gives
-//! something back, so neither waits for an admin.
+//! Approval (`TemplateManifest::needs_approval`): by default an update asks for it when the
+//! template does (it may ask for more GPUs, memory or CPU); an extension stays within the
+//! template's own bounds on `days` and a removal gives something back, so neither waits for an
+//! admin. A template's `dayTwo` says otherwise per action, and can make extensions beyond a
+//! number of days wait for an admin.
 
 use std::collections::BTreeMap;
 
 use mirante_domain::access::{self, Principal};
 use mirante_domain::request::{Action, RequestEvent, RequestState};
 use mirante_domain::resource::Resource;
-use mirante_domain::selfservice::{Approval, ErrorCode, FieldError};
+use mirante_domain::selfservice::{ErrorCode, FieldError};
 use serde_json::{Map, Value, json};
 
 use super::error::forge_error;
@@ -88,7 +90,15 @@ impl SelfService {
         }
         let current = self.current_request(&resource.target, id).await?;
         let plan = match action {
-            Action::Remove => self.plan_removal(&resource.target).await?,
+            Action::Remove => {
+                let mut plan = self.plan_removal(&resource.target).await?;
+                plan.needs_approval = self
+                    .template_set()
+                    .await
+                    .get(&current.template)
+                    .is_some_and(|t| t.manifest().needs_approval(Action::Remove, None));
+                plan
+            }
             Action::Extend | Action::Update => {
                 self.plan_rerender(principal, &current, action, &input.values)
                     .await?
@@ -563,12 +573,14 @@ impl SelfService {
                 Map::new(),
             )]));
         }
+        let needs_approval =
+            manifest.needs_approval(action, rendered.values.get(DAYS).and_then(Value::as_u64));
         Ok(Plan {
             values: rendered.values,
             files,
             removed: Vec::new(),
             base_files,
-            needs_approval: action == Action::Update && manifest.approval == Approval::Required,
+            needs_approval,
             version: Some(rendered.version),
         })
     }
