@@ -97,6 +97,8 @@ pub enum FileStatus {
     Modified,
     /// Same content as on the base branch.
     Unchanged,
+    /// Deleted from the base branch (a removal).
+    Deleted,
 }
 
 /// One file of a preview.

@@ -22,7 +22,7 @@ use crate::{
         layer::LayerView,
         overview::OverviewView,
         requests::{RequestPage, RequestsPage},
-        resources::{ResourcePage, ResourcesPage},
+        resources::{ResourcePage, ResourcePreviewView, ResourcesPage},
         roadmap::{RoadmapGraphView, RoadmapView},
         selfservice::{PreviewPageView, TemplateFormPage, TemplateProblemsPage, TemplatesPage},
         sites::SitesPage,
@@ -122,6 +122,11 @@ pub fn App() -> impl IntoView {
                     <Route
                         path=(StaticSegment("resources"), ParamSegment("id"))
                         view=ResourcePage
+                        ssr=SsrMode::Async
+                    />
+                    <Route
+                        path=(StaticSegment("resources"), ParamSegment("id"), StaticSegment("preview"))
+                        view=ResourcePreviewView
                         ssr=SsrMode::Async
                     />
                     <Route

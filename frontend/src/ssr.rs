@@ -119,6 +119,15 @@ pub trait SelfServiceData: Send + Sync + 'static {
         fields: Vec<(String, String)>,
         key: Option<&str>,
     ) -> Result<i64, SsError>;
+    /// What asking to update, extend or remove resource `id` with the form's `fields` would
+    /// propose.
+    async fn preview_on_resource(
+        &self,
+        caller: &Parts,
+        id: i64,
+        action: mirante_domain::request::Action,
+        fields: Vec<(String, String)>,
+    ) -> Result<Preview, SsError>;
     /// Withdraws a request not yet proposed (its author, or an admin).
     async fn withdraw(&self, caller: &Parts, id: i64) -> Result<(), SsError>;
     /// Approves a request awaiting approval; with `overcommit_reason`, also beyond the free

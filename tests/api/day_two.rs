@@ -229,4 +229,34 @@ on_both_databases! {
         let bia = app.with_token(&seed_token(&app.db, "bia", &[]).await);
         app.post_json(&bia, &path, &json!({}), 404).await;
     }
+
+    async fn a_day_two_request_is_previewed_with_its_diff_and_nothing_is_stored(backend: Backend) {
+        let app = spawn_app_with(backend, CatalogSetup::Embedded).await;
+        let rui = app.dev_browser("rui").await;
+        let id = merged_workspace(&app, &rui).await;
+        let path = format!("/api/v1/resources/{id}/requests/preview");
+        let before = app.get_json_as(&rui, "/api/v1/requests", 200).await["requests"].as_array().unwrap().len();
+
+        let removal = app.post_json(&rui, &path, &json!({"kind": "remove"}), 200).await;
+        let files = removal["files"].as_array().unwrap();
+        assert!(files.len() >= 2, "{removal}");
+        for f in files {
+            assert_eq!(f["status"], "deleted", "{f}");
+            let diff = f["diff"].as_str().unwrap();
+            assert!(diff.contains("+++ /dev/null"), "{diff}");
+        }
+        assert_eq!(removal["needs_approval"], false);
+
+        let memory = app.post_json(&rui, &path, &json!({"kind": "update", "values": {"memory_gib": 64}}), 200).await;
+        assert_eq!(memory["needs_approval"], true, "an update asks as the template does");
+        let quota = memory["files"].as_array().unwrap().iter().find(|f| f["path"].as_str().unwrap().ends_with("resourcequota.yaml")).unwrap();
+        assert_eq!(quota["status"], "modified");
+        assert!(quota["diff"].as_str().unwrap().contains("+    requests.memory: \"64Gi\""), "{quota}");
+
+        // Refused as the request would be, with every field.
+        let refused = app.post_json(&rui, &path, &json!({"kind": "update", "values": {"gpus": 0, "cpu": 999}}), 422).await;
+        assert_eq!(refused["details"].as_array().unwrap().len(), 2, "{refused}");
+        let after = app.get_json_as(&rui, "/api/v1/requests", 200).await["requests"].as_array().unwrap().len();
+        assert_eq!(after, before, "a preview stores nothing");
+    }
 }

@@ -586,3 +586,6 @@ res-upgrade-button = Propose this update
 ss-updates-title = Updates for existing resources
 ss-updates-none = Every resource is at its template's current version.
 ss-problems-heading = Templates that did not load
+res-back = Back to the resource
+res-extend-help-over = Extensions of up to { $days } days need no approval: the pull request is opened at once. Longer ones wait for an admin.
+ss-file-deleted = deleted

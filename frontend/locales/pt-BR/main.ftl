@@ -586,3 +586,6 @@ res-upgrade-button = Propor esta atualização
 ss-updates-title = Atualizações de recursos existentes
 ss-updates-none = Todos os recursos estão na versão atual do template.
 ss-problems-heading = Templates que não carregaram
+res-back = Voltar ao recurso
+res-extend-help-over = Prorrogações de até { $days } dias não precisam de aprovação: o pull request é aberto na hora. As mais longas aguardam um administrador.
+ss-file-deleted = apagado

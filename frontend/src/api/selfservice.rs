@@ -134,6 +134,20 @@ pub struct TemplateUpdates {
     pub resources: Vec<mirante_domain::resource::ResourceDetail>,
 }
 
+/// A day-two request's preview page: the resource, what was asked and what it would propose.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResourcePreviewPage {
+    /// The resource's page data (its card, the template's form, the session's token and the
+    /// submit form's idempotency key).
+    pub page: ResourcePageData,
+    /// `update`, `extend` or `remove`.
+    pub kind: String,
+    /// The values that change, as the form sent them.
+    pub fields: Vec<(String, String)>,
+    /// The files, or why there are none.
+    pub outcome: Result<Preview, Refusal>,
+}
+
 /// Why a self-service operation did not happen, as the server's layer says.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum SsError {
@@ -521,6 +535,68 @@ pub async fn ask_on_resource(
         }
         Err(e) => refused_text(&parts, e),
     }
+}
+
+/// What asking to update, extend or remove resource `id` with the form's fields would
+/// propose; `None` when there is no such resource for the viewer. Refused values answer 422.
+#[server(prefix = "/_fn", endpoint = "resource-preview", input = leptos::server_fn::codec::Json)]
+pub async fn preview_resource_request(
+    id: i64,
+    kind: String,
+    fields: Vec<(String, String)>,
+) -> Result<Option<ResourcePreviewPage>, ServerFnError> {
+    crate::ssr::authorize("resource-preview")?;
+    let (service, parts) = service()?;
+    let page = match service.resource(&parts, id).await {
+        Ok(page) => ResourcePageData {
+            csrf_token: csrf(&parts),
+            request_key: service.request_key(),
+            ..page
+        },
+        Err(SsError::NotFound) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let outcome = match mirante_domain::request::Action::parse(&kind) {
+        Some(action) if action != mirante_domain::request::Action::Create => {
+            match service
+                .preview_on_resource(&parts, id, action, fields.clone())
+                .await
+            {
+                Ok(p) => Ok(p),
+                Err(SsError::Refused(r)) => {
+                    set_status(match r {
+                        Refusal::Invalid(_) => http::StatusCode::UNPROCESSABLE_ENTITY,
+                        Refusal::Refused(_) => http::StatusCode::CONFLICT,
+                    });
+                    let lang = crate::i18n::from_headers(&parts.headers);
+                    Err(match r {
+                        Refusal::Invalid(errors) => Refusal::Refused(
+                            errors
+                                .iter()
+                                .map(|e| crate::pages::selfservice::field_error_text(lang, e))
+                                .collect::<Vec<_>>()
+                                .join(" "),
+                        ),
+                        other => other,
+                    })
+                }
+                Err(SsError::NotFound) => return Ok(None),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        _ => {
+            set_status(http::StatusCode::BAD_REQUEST);
+            Err(Refusal::Refused(format!(
+                "`{kind}` is not update, extend or remove"
+            )))
+        }
+    };
+    Ok(Some(ResourcePreviewPage {
+        page,
+        kind,
+        fields,
+        outcome,
+    }))
 }
 
 /// Withdraws a request not yet proposed (its author, or an admin).

@@ -3,18 +3,22 @@
 
 use leptos::{form::ActionForm, prelude::*};
 use leptos_meta::Title;
-use leptos_router::hooks::use_params_map;
+use leptos_router::hooks::{use_params_map, use_query_map};
 use mirante_domain::deployment::short;
+use mirante_domain::request::Action;
 use mirante_domain::resource::{
     Deployment, Resource as PortalResource, ResourceState, TemplateUpdate,
 };
-use mirante_domain::selfservice::{Approval, ParamType, Parameter};
+use mirante_domain::selfservice::{ParamType, Parameter};
 
 use crate::{
-    api::selfservice::{AskOnResource, ResourcePageData, get_resource, list_resources},
+    api::selfservice::{
+        AskOnResource, Refusal, ResourcePageData, ResourcePreviewPage, get_resource,
+        list_resources, preview_resource_request,
+    },
     components::{Wait, found, loaded, refresh_while},
     i18n::{t, t_args, use_i18n},
-    pages::selfservice::DiffLines,
+    pages::selfservice::{DiffLines, FileDiff, field_error_text, query_pairs},
 };
 
 /// The parameter an extension changes.
@@ -252,19 +256,15 @@ fn next_key(s: ResourceState) -> &'static str {
 pub fn ResourcePage() -> impl IntoView {
     let i18n = use_i18n();
     let params = use_params_map();
-    let ask = ServerAction::<AskOnResource>::new();
     let id = move || params.get().get("id").and_then(|s| s.parse::<i64>().ok());
-    let data = Resource::new(
-        move || (id(), ask.version().get()),
-        |(id, _)| async move {
-            match id {
-                Some(id) => get_resource(id).await,
-                None => Ok(None),
-            }
-        },
-    );
+    let data = Resource::new(id, |id| async move {
+        match id {
+            Some(id) => get_resource(id).await,
+            None => Ok(None),
+        }
+    });
     view! {
-        {found(Wait::Keep, data, move |page| view! { <ResourceBody page ask/> }.into_any())}
+        {found(Wait::Keep, data, move |page| view! { <ResourceBody page/> }.into_any())}
         <Title text=move || {
             t_args(i18n.lang(), "res-page-title", &[("id", id().unwrap_or_default().to_string().into())])
         }/>
@@ -272,24 +272,16 @@ pub fn ResourcePage() -> impl IntoView {
 }
 
 #[component]
-fn ResourceBody(page: ResourcePageData, ask: ServerAction<AskOnResource>) -> impl IntoView {
+fn ResourceBody(page: ResourcePageData) -> impl IntoView {
     let i18n = use_i18n();
     let r = page.resource.clone();
     let name = r.namespace.clone().unwrap_or_else(|| r.target.clone());
-    let refused = move || {
-        ask.value().get().and_then(|answer| match answer {
-            Ok(Some(m)) => Some(m),
-            Err(e) => Some(e.to_string()),
-            Ok(None) => None,
-        })
-    };
     let change = page.may_change.then(|| {
         view! {
             <section class="card day-two" aria-labelledby="day-two-title">
                 <h2 id="day-two-title">{i18n.tr("res-change")}</h2>
                 <p class="muted">{i18n.tr("res-change-help")}</p>
-                {move || refused().map(|m| view! { <div class="error-box" role="alert">{m}</div> })}
-                <ChangeForms page=page.clone() ask/>
+                <ChangeForms page=page.clone()/>
             </section>
         }
     });
@@ -310,7 +302,7 @@ fn ResourceBody(page: ResourcePageData, ask: ServerAction<AskOnResource>) -> imp
             </p>
         })}
         <ResourceList rows=vec![r]/>
-        {page.update.clone().map(|update| view! { <UpdateCard update page=page.clone() ask/> })}
+        {page.update.clone().map(|update| view! { <UpdateCard update page=page.clone()/> })}
         {change}
     }
 }
@@ -319,11 +311,7 @@ fn ResourceBody(page: ResourcePageData, ask: ServerAction<AskOnResource>) -> imp
 /// branch, and for whoever may change the resource, one button that proposes it (with inputs
 /// for the parameters the new version asks for, if any).
 #[component]
-fn UpdateCard(
-    update: TemplateUpdate,
-    page: ResourcePageData,
-    ask: ServerAction<AskOnResource>,
-) -> impl IntoView {
+fn UpdateCard(update: TemplateUpdate, page: ResourcePageData) -> impl IntoView {
     let i18n = use_i18n();
     let from = page
         .template_version
@@ -345,12 +333,11 @@ fn UpdateCard(
     let approval = page
         .form
         .as_ref()
-        .is_some_and(|f| f.manifest.approval == Approval::Required);
+        .is_some_and(|f| f.manifest.needs_approval(Action::Update, None));
     let propose = page.may_change.then(|| {
-        let key = format!("{}-upgrade", page.request_key);
         view! {
-            <ActionForm action=ask attr:class="day-two-form upgrade-form">
-                {hidden_fields(page.resource.id, "update", &page.csrf_token, &key)}
+            <form class="day-two-form upgrade-form" method="get" action=preview_url(page.resource.id)>
+                <input type="hidden" name="kind" value="update"/>
                 {(!needs.is_empty()).then(|| view! { <p>{i18n.tr("res-upgrade-needs")}</p> })}
                 {needs
                     .into_iter()
@@ -373,7 +360,7 @@ fn UpdateCard(
                     {if approval { i18n.tr("res-update-approval") } else { i18n.tr("res-update-no-approval") }}
                 </p>
                 <button type="submit" class="button primary upgrade">{i18n.tr("res-upgrade-button")}</button>
-            </ActionForm>
+            </form>
         }
     });
     view! {
@@ -402,7 +389,7 @@ fn UpdateCard(
 /// The three day-two forms of a resource: extend (when its template sets an expiry), update
 /// its numbers, remove it after a confirmation naming the folder.
 #[component]
-fn ChangeForms(page: ResourcePageData, ask: ServerAction<AskOnResource>) -> impl IntoView {
+fn ChangeForms(page: ResourcePageData) -> impl IntoView {
     let i18n = use_i18n();
     let Some(form) = page.form.clone() else {
         return ().into_any();
@@ -411,8 +398,8 @@ fn ChangeForms(page: ResourcePageData, ask: ServerAction<AskOnResource>) -> impl
     let target = page.resource.target.clone();
     let fields = page.fields.clone();
     let current = move |name: &str| field_of(&fields, name);
-    let (csrf, key) = (page.csrf_token.clone(), page.request_key.clone());
-    let hidden = move |kind: &'static str| hidden_fields(id, kind, &csrf, &format!("{key}-{kind}"));
+    let action = preview_url(id);
+    let hidden = move |kind: &'static str| view! { <input type="hidden" name="kind" value=kind/> };
     let days = form.manifest.parameter(DAYS).cloned();
     let numbers: Vec<Parameter> = form
         .manifest
@@ -421,14 +408,18 @@ fn ChangeForms(page: ResourcePageData, ask: ServerAction<AskOnResource>) -> impl
         .filter(|p| matches!(p.kind, ParamType::Integer | ParamType::Number) && p.name != DAYS)
         .cloned()
         .collect();
-    let approval = form.manifest.approval == Approval::Required;
+    let approval = form.manifest.needs_approval(Action::Update, None);
+    let over = form.manifest.day_two.extend_approval_over_days;
+    let extend_help = move || match over {
+        Some(n) => t_args(i18n.lang(), "res-extend-help-over", &[("days", n.into())]),
+        None => t(i18n.lang(), "res-extend-help"),
+    };
     let extend = days.map(|p| {
-        let hidden = hidden.clone();
         let current = current.clone();
         let max = p.maximum.map(|m| m.to_string());
         let max_text = max.clone().unwrap_or_else(|| "—".to_owned());
         view! {
-            <ActionForm action=ask attr:class="day-two-form extend-form">
+            <form class="day-two-form extend-form" method="get" action=action.clone()>
                 {hidden("extend")}
                 <h3>{i18n.tr("res-extend")}</h3>
                 <label for="extend-days">
@@ -443,16 +434,15 @@ fn ChangeForms(page: ResourcePageData, ask: ServerAction<AskOnResource>) -> impl
                     value=current(DAYS)
                     required=true
                 />
-                <p class="muted">{i18n.tr("res-extend-help")}</p>
+                <p class="muted">{extend_help}</p>
                 <button type="submit" class="button primary extend">{i18n.tr("res-extend-button")}</button>
-            </ActionForm>
+            </form>
         }
     });
     let update = (!numbers.is_empty()).then(|| {
-        let hidden = hidden.clone();
         let current = current.clone();
         view! {
-            <ActionForm action=ask attr:class="day-two-form update-form">
+            <form class="day-two-form update-form" method="get" action=action.clone()>
                 {hidden("update")}
                 <h3>{i18n.tr("res-update")}</h3>
                 {numbers
@@ -478,7 +468,7 @@ fn ChangeForms(page: ResourcePageData, ask: ServerAction<AskOnResource>) -> impl
                     {if approval { i18n.tr("res-update-approval") } else { i18n.tr("res-update-no-approval") }}
                 </p>
                 <button type="submit" class="button primary update">{i18n.tr("res-update-button")}</button>
-            </ActionForm>
+            </form>
         }
     });
     let remove = view! {
@@ -486,13 +476,13 @@ fn ChangeForms(page: ResourcePageData, ask: ServerAction<AskOnResource>) -> impl
             <h3>{i18n.tr("res-remove")}</h3>
             <details class="remove-confirm">
                 <summary class="button danger remove-open">{i18n.tr("res-remove-open")}</summary>
-                <ActionForm action=ask attr:class="remove-form">
+                <form class="remove-form" method="get" action=action.clone()>
                     {hidden("remove")}
                     <p class="remove-what">
                         {move || t_args(i18n.lang(), "res-remove-what", &[("target", target.clone().into())])}
                     </p>
                     <button type="submit" class="button danger remove">{i18n.tr("res-remove-button")}</button>
-                </ActionForm>
+                </form>
             </details>
         </div>
     };
@@ -516,5 +506,163 @@ fn hidden_fields(id: i64, kind: &'static str, csrf: &str, key: &str) -> impl Int
         <input type="hidden" name="kind" value=kind/>
         <input type="hidden" name="csrf_token" value=csrf/>
         <input type="hidden" name="request_key" value=key/>
+    }
+}
+
+/// Where a resource's day-two forms go first: the preview of what they would propose.
+fn preview_url(id: i64) -> String {
+    format!("/resources/{id}/preview")
+}
+
+/// The `values[<parameter>]` fields of a day-two form's query, by parameter name.
+fn value_fields(pairs: &[(String, String)]) -> Vec<(String, String)> {
+    pairs
+        .iter()
+        .filter_map(|(k, v)| {
+            let name = k.strip_prefix("values[")?.strip_suffix(']')?;
+            Some((name.to_owned(), v.clone()))
+        })
+        .collect()
+}
+
+/// Translation key of a day-two request's kind, as the forms name it.
+fn kind_key(kind: &str) -> &'static str {
+    match kind {
+        "extend" => "req-action-extend",
+        "remove" => "req-action-remove",
+        _ => "req-action-update",
+    }
+}
+
+/// A day-two request's preview: every file it would write or delete with its diff against
+/// the base branch and whether an admin approves it, then submit or go back to the resource.
+#[component]
+pub fn ResourcePreviewView() -> impl IntoView {
+    let i18n = use_i18n();
+    let params = use_params_map();
+    let query = use_query_map();
+    let data = Resource::new(
+        move || {
+            (
+                params.get().get("id").and_then(|s| s.parse::<i64>().ok()),
+                query_pairs(&query.get()),
+            )
+        },
+        |(id, pairs)| async move {
+            let Some(id) = id else {
+                return Ok(None);
+            };
+            let kind = pairs
+                .iter()
+                .find(|(k, _)| k == "kind")
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default();
+            preview_resource_request(id, kind, value_fields(&pairs)).await
+        },
+    );
+    view! {
+        <Title text=move || t(i18n.lang(), "ss-step-preview")/>
+        {found(Wait::Placeholder, data, move |p| view! { <ResourcePreviewBody p/> }.into_any())}
+    }
+}
+
+#[component]
+fn ResourcePreviewBody(p: ResourcePreviewPage) -> impl IntoView {
+    let i18n = use_i18n();
+    let ask = ServerAction::<AskOnResource>::new();
+    let r = p.page.resource.clone();
+    let name = r.namespace.clone().unwrap_or_else(|| r.target.clone());
+    let back = format!("/resources/{}", r.id);
+    let what = kind_key(&p.kind);
+    let refused = move || {
+        ask.value().get().and_then(|answer| match answer {
+            Ok(Some(m)) => Some(m),
+            Err(e) => Some(e.to_string()),
+            Ok(None) => None,
+        })
+    };
+    let body = match p.outcome {
+        Err(Refusal::Refused(m)) => view! {
+            <div class="error-box" role="alert">{m}</div>
+            <p><a class="button" href=back.clone()>{i18n.tr("res-back")}</a></p>
+        }
+        .into_any(),
+        Err(Refusal::Invalid(errors)) => view! {
+            <div class="error-box" role="alert">
+                {errors
+                    .iter()
+                    .map(|e| view! { <p>{field_error_text(i18n.lang(), e)}</p> })
+                    .collect_view()}
+            </div>
+            <p><a class="button" href=back.clone()>{i18n.tr("res-back")}</a></p>
+        }
+        .into_any(),
+        Ok(preview) => {
+            let count = preview.files.len();
+            let needs_approval = preview.needs_approval;
+            let key = format!("{}-{}", p.page.request_key, p.kind);
+            let kind = match p.kind.as_str() {
+                "extend" => "extend",
+                "remove" => "remove",
+                _ => "update",
+            };
+            view! {
+                <section class="preview card">
+                    <dl class="preview-facts">
+                        <dt>{i18n.tr("ss-target")}</dt>
+                        <dd><code class="target">{preview.target.clone()}</code></dd>
+                        <dt>{i18n.tr("ss-compared-with")}</dt>
+                        <dd><code>{preview.base.clone()}</code></dd>
+                        <dt>{i18n.tr("ss-approval")}</dt>
+                        <dd class="approval" data-needs-approval=needs_approval.to_string()>
+                            {move || {
+                                if needs_approval {
+                                    t(i18n.lang(), "ss-approval-required")
+                                } else {
+                                    t(i18n.lang(), "ss-approval-none")
+                                }
+                            }}
+                        </dd>
+                    </dl>
+                    <p class="muted">
+                        {move || t_args(i18n.lang(), "ss-files-count", &[("count", count.into())])}
+                    </p>
+                </section>
+                <div class="files">
+                    {preview.files.into_iter().map(|f| view! { <FileDiff file=f/> }).collect_view()}
+                </div>
+                <ActionForm action=ask attr:class="submit-bar">
+                    {hidden_fields(r.id, kind, &p.page.csrf_token, &key)}
+                    {p.fields
+                        .iter()
+                        .map(|(k, v)| view! { <input type="hidden" name=format!("values[{k}]") value=v.clone()/> })
+                        .collect_view()}
+                    {move || refused().map(|m| view! { <div class="error-box" role="alert">{m}</div> })}
+                    <button type="submit" class="button primary" disabled=move || ask.pending().get()>
+                        {i18n.tr("ss-submit")}
+                    </button>
+                    <a class="button" href=back.clone()>{i18n.tr("res-back")}</a>
+                </ActionForm>
+            }
+            .into_any()
+        }
+    };
+    view! {
+        <nav class="crumbs">
+            <a href="/resources">{i18n.tr("nav-resources")}</a>
+            " / "
+            <a href=format!("/resources/{}", r.id)>{name.clone()}</a>
+            " / "
+            <span>{i18n.tr("ss-step-preview")}</span>
+        </nav>
+        <header class="page-head">
+            <span class="kicker">{format!("#{} · ", r.id)}<code>{r.template.clone()}</code></span>
+            <h1>
+                <span class="request-action" data-action=p.kind.clone()>{move || t(i18n.lang(), what)}</span>
+                ": "
+                {name}
+            </h1>
+        </header>
+        {body}
     }
 }

@@ -869,12 +869,13 @@ fn file_status_key(s: FileStatus) -> &'static str {
         FileStatus::Added => "ss-file-added",
         FileStatus::Modified => "ss-file-modified",
         FileStatus::Unchanged => "ss-file-unchanged",
+        FileStatus::Deleted => "ss-file-deleted",
     }
 }
 
 /// One file with its diff, coloured line by line.
 #[component]
-fn FileDiff(file: PreviewFile) -> impl IntoView {
+pub fn FileDiff(file: PreviewFile) -> impl IntoView {
     let i18n = use_i18n();
     let status = file.status;
     view! {
@@ -885,6 +886,7 @@ fn FileDiff(file: PreviewFile) -> impl IntoView {
                     FileStatus::Added => "added",
                     FileStatus::Modified => "modified",
                     FileStatus::Unchanged => "unchanged",
+                    FileStatus::Deleted => "deleted",
                 })>{move || t(i18n.lang(), file_status_key(status))}</span>
             </summary>
             <DiffLines diff=file.diff/>

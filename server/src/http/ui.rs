@@ -45,6 +45,39 @@ impl UiSelfService {
     }
 }
 
+impl UiSelfService {
+    /// A day-two form's fields as the API's input: typed as the resource's template types
+    /// them; only the fields the form sent change.
+    async fn resource_input(
+        &self,
+        principal: &Principal,
+        id: i64,
+        action: Action,
+        fields: &[(String, String)],
+    ) -> Result<ResourceRequestInput, SsError> {
+        let now = self
+            .service
+            .resource_now(principal, id)
+            .await
+            .map_err(refusal)?;
+        let manifest = self
+            .service
+            .template_for(principal, &now.template)
+            .await
+            .map_err(refusal)?
+            .manifest;
+        let mut values = match values_from_fields(&manifest, fields) {
+            Value::Object(map) => map,
+            _ => serde_json::Map::new(),
+        };
+        values.retain(|name, _| fields.iter().any(|(k, _)| k == name));
+        Ok(ResourceRequestInput {
+            kind: action,
+            values: Value::Object(values),
+        })
+    }
+}
+
 /// Who is asking: the authentication layer put them in the request's extensions.
 fn principal(parts: &Parts) -> Result<&Principal, SsError> {
     parts
@@ -414,33 +447,28 @@ impl SelfServiceData for UiSelfService {
         key: Option<&str>,
     ) -> Result<i64, SsError> {
         let principal = principal(caller)?;
-        let now = self
-            .service
-            .resource_now(principal, id)
-            .await
-            .map_err(refusal)?;
-        let manifest = self
-            .service
-            .template_for(principal, &now.template)
-            .await
-            .map_err(refusal)?
-            .manifest;
-        // Typed as the template's form types them; only the fields the form sent change.
-        let mut values = match values_from_fields(&manifest, &fields) {
-            Value::Object(map) => map,
-            _ => serde_json::Map::new(),
-        };
-        values.retain(|name, _| fields.iter().any(|(k, _)| k == name));
-        let input = ResourceRequestInput {
-            kind: action,
-            values: Value::Object(values),
-        };
+        let input = self.resource_input(principal, id, action, &fields).await?;
         let submitted = self
             .service
             .ask_on_resource(principal, id, &input, key)
             .await
             .map_err(refusal)?;
         Ok(submitted.detail.summary.id)
+    }
+
+    async fn preview_on_resource(
+        &self,
+        caller: &Parts,
+        id: i64,
+        action: Action,
+        fields: Vec<(String, String)>,
+    ) -> Result<Preview, SsError> {
+        let principal = principal(caller)?;
+        let input = self.resource_input(principal, id, action, &fields).await?;
+        self.service
+            .preview_on_resource(principal, id, &input)
+            .await
+            .map_err(refusal)
     }
 
     async fn withdraw(&self, caller: &Parts, id: i64) -> Result<(), SsError> {

@@ -46,6 +46,7 @@ pub(crate) fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(preview_catalog_change))
         .routes(routes!(submit_catalog_change))
         .routes(routes!(ask_on_resource))
+        .routes(routes!(preview_on_resource))
         .routes(routes!(withdraw))
         .routes(routes!(resubmit))
 }
@@ -408,6 +409,39 @@ pub(crate) async fn ask_on_resource(
     let input = body(input)?;
     Ok(created(
         service.ask_on_resource(&principal, id, &input, key).await?,
+    ))
+}
+
+/// What asking to update, extend or remove a resource would propose, without storing
+/// anything: every file written or deleted with its diff against the base branch, and whether
+/// an admin approves it first. Refused exactly as `POST /api/v1/resources/{id}/requests`
+/// would refuse it.
+#[utoipa::path(
+    post,
+    path = "/api/v1/resources/{id}/requests/preview",
+    tag = "self-service",
+    params(("id" = i64, Path, description = "Resource id (the id of the request that made it)")),
+    request_body = ResourceRequestInput,
+    responses(
+        (status = 200, description = "What the request would propose (a removal's files have status `deleted`)", body = Preview),
+        (status = 400, description = "Not a JSON request, or a `kind` that is none of the four", body = ErrorBody),
+        (status = 401, description = "Not signed in", body = ErrorBody),
+        (status = 403, description = "Not the resource's owner nor an admin", body = ErrorBody),
+        (status = 404, description = "No such resource for the caller", body = ErrorBody),
+        (status = 409, description = "The resource's files are not on the base branch", body = ErrorBody),
+        (status = 422, description = "Invalid values: `details` lists every field", body = ErrorBody),
+        (status = 503, description = "The forge is unavailable", body = ErrorBody),
+    )
+)]
+pub(crate) async fn preview_on_resource(
+    State(service): State<Arc<SelfService>>,
+    Extension(principal): Extension<Principal>,
+    ApiPath(id): ApiPath<i64>,
+    input: Result<Json<ResourceRequestInput>, JsonRejection>,
+) -> Result<Json<Preview>, ApiError> {
+    let input = body(input)?;
+    Ok(Json(
+        service.preview_on_resource(&principal, id, &input).await?,
     ))
 }
 

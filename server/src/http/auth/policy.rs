@@ -173,6 +173,11 @@ pub const ROUTES: &[(Methods, &str, Access)] = &[
         "/api/v1/resources/{id}/requests",
         Access::SignedIn,
     ),
+    (
+        Methods::Post,
+        "/api/v1/resources/{id}/requests/preview",
+        Access::SignedIn,
+    ),
     (Methods::Post, "/api/v1/forge/webhook", Access::Public),
     // The roadmap, its exports and the status badges (for READMEs and wikis) read the catalog;
     // the lint's findings are an admin dashboard.
@@ -235,6 +240,12 @@ pub const ROUTES: &[(Methods, &str, Access)] = &[
     (Methods::ReadOrPost, "/_fn/resources", Access::SignedIn),
     (Methods::ReadOrPost, "/_fn/resource", Access::SignedIn),
     (Methods::Post, "/_fn/resource-request", Access::SignedIn),
+    (Methods::Read, "/resources/{id}/preview", Access::SignedIn),
+    (
+        Methods::ReadOrPost,
+        "/_fn/resource-preview",
+        Access::SignedIn,
+    ),
     (Methods::Post, "/_fn/withdraw", Access::SignedIn),
     (Methods::Post, "/_fn/approve", Access::Admin),
     (Methods::Post, "/_fn/reject", Access::Admin),

@@ -24,11 +24,13 @@ use mirante_domain::resource::Resource;
 use mirante_domain::selfservice::{ErrorCode, FieldError};
 use serde_json::{Map, Value, json};
 
+use super::diff::deletion_diff;
 use super::error::forge_error;
 use super::{
     Draft, RequestDetail, RequestInput, SelfService, ServiceError, Submitted, fingerprint,
     resubmittable,
 };
+use super::{FileStatus, Preview, PreviewFile, unified_diff};
 use crate::adapters::db::requests::{Acting, Change, NewRequest, RequestKind, RequestRecord};
 use crate::adapters::forge::FileChange;
 use crate::app::catalog_change::{content_sha256, field_error};
@@ -67,44 +69,8 @@ impl SelfService {
         key: Option<&str>,
         resubmits: Option<i64>,
     ) -> Result<Submitted, ServiceError> {
+        let (resource, current, plan) = self.plan_on_resource(principal, id, input).await?;
         let action = input.kind;
-        if action == Action::Create {
-            return Err(ServiceError::Invalid(vec![field_error(
-                "kind",
-                ErrorCode::NotInEnum,
-                "a resource that exists can be updated, extended or removed".to_owned(),
-                Map::from_iter([("allowed".to_owned(), json!(["update", "extend", "remove"]))]),
-            )]));
-        }
-        let resource = self.resource(principal, id).await?;
-        if !access::may_act_on_resource(principal, resource.owner_user_id) {
-            return Err(ServiceError::Forbidden(
-                "only the resource's owner or an admin may change it".to_owned(),
-            ));
-        }
-        if !resource.state.has_files_on_base() {
-            return Err(ServiceError::Conflict(format!(
-                "resource {id} is {}: only a resource whose files are on `{}` can be changed",
-                resource.state, self.base_branch
-            )));
-        }
-        let current = self.current_request(&resource.target, id).await?;
-        let plan = match action {
-            Action::Remove => {
-                let mut plan = self.plan_removal(&resource.target).await?;
-                plan.needs_approval = self
-                    .template_set()
-                    .await
-                    .get(&current.template)
-                    .is_some_and(|t| t.manifest().needs_approval(Action::Remove, None));
-                plan
-            }
-            Action::Extend | Action::Update => {
-                self.plan_rerender(principal, &current, action, &input.values)
-                    .await?
-            }
-            Action::Create => unreachable!("refused above"),
-        };
         let values = Value::Object(plan.values);
         let slug = dns_label(&format!("{}-{}", action.as_str(), current.slug));
         let verb = match action {
@@ -155,6 +121,103 @@ impl SelfService {
             },
         )
         .await
+    }
+
+    /// What asking `input` on resource `id` would commit, after every check a request makes
+    /// (who may, the resource's state, the values, the capacity).
+    async fn plan_on_resource(
+        &self,
+        principal: &Principal,
+        id: i64,
+        input: &ResourceRequestInput,
+    ) -> Result<(Resource, RequestRecord, Plan), ServiceError> {
+        let action = input.kind;
+        if action == Action::Create {
+            return Err(ServiceError::Invalid(vec![field_error(
+                "kind",
+                ErrorCode::NotInEnum,
+                "a resource that exists can be updated, extended or removed".to_owned(),
+                Map::from_iter([("allowed".to_owned(), json!(["update", "extend", "remove"]))]),
+            )]));
+        }
+        let resource = self.resource(principal, id).await?;
+        if !access::may_act_on_resource(principal, resource.owner_user_id) {
+            return Err(ServiceError::Forbidden(
+                "only the resource's owner or an admin may change it".to_owned(),
+            ));
+        }
+        if !resource.state.has_files_on_base() {
+            return Err(ServiceError::Conflict(format!(
+                "resource {id} is {}: only a resource whose files are on `{}` can be changed",
+                resource.state, self.base_branch
+            )));
+        }
+        let current = self.current_request(&resource.target, id).await?;
+        let plan = match action {
+            Action::Remove => {
+                let mut plan = self.plan_removal(&resource.target).await?;
+                plan.needs_approval = self
+                    .template_set()
+                    .await
+                    .get(&current.template)
+                    .is_some_and(|t| t.manifest().needs_approval(Action::Remove, None));
+                plan
+            }
+            Action::Extend | Action::Update => {
+                self.plan_rerender(principal, &current, action, &input.values)
+                    .await?
+            }
+            Action::Create => unreachable!("refused above"),
+        };
+        Ok((resource, current, plan))
+    }
+
+    /// What asking `input` on resource `id` would propose, without storing anything: every
+    /// file it writes or deletes with its diff against the base branch, and whether an admin
+    /// approves it first. Refused as [`SelfService::ask_on_resource`] would refuse it.
+    pub async fn preview_on_resource(
+        &self,
+        principal: &Principal,
+        id: i64,
+        input: &ResourceRequestInput,
+    ) -> Result<Preview, ServiceError> {
+        let (_, current, plan) = self.plan_on_resource(principal, id, input).await?;
+        let mut files: Vec<PreviewFile> = plan
+            .files
+            .iter()
+            .map(|f| {
+                let old = plan.old.get(&f.path);
+                PreviewFile {
+                    path: f.path.clone(),
+                    content: f.content.clone(),
+                    status: if old.is_some() {
+                        FileStatus::Modified
+                    } else {
+                        FileStatus::Added
+                    },
+                    diff: unified_diff(&f.path, old.map(String::as_str), &f.content),
+                }
+            })
+            .collect();
+        for path in &plan.removed {
+            let old = plan.old.get(path).map(String::as_str).unwrap_or_default();
+            files.push(PreviewFile {
+                path: path.clone(),
+                content: String::new(),
+                status: FileStatus::Deleted,
+                diff: deletion_diff(path, old),
+            });
+        }
+        Ok(Preview {
+            template: current.template.clone(),
+            target: current.target.clone(),
+            slug: dns_label(&format!("{}-{}", input.kind.as_str(), current.slug)),
+            values: plan.values,
+            base: self.base_branch.clone(),
+            needs_approval: plan.needs_approval,
+            files,
+            at: chrono::Utc::now(),
+        })
     }
 
     /// Takes back request `id` (its author, or an admin) before the worker starts proposing
@@ -424,12 +487,12 @@ impl SelfService {
         }
         let mut removed = Vec::with_capacity(files.len());
         let mut base_files = BTreeMap::new();
+        let mut old = BTreeMap::new();
         for (path, content) in files {
             let path = format!("{target}/{path}");
-            base_files.insert(
-                path.clone(),
-                content_sha256(&String::from_utf8_lossy(&content)),
-            );
+            let content = String::from_utf8_lossy(&content).into_owned();
+            base_files.insert(path.clone(), content_sha256(&content));
+            old.insert(path.clone(), content);
             removed.push(path);
         }
         Ok(Plan {
@@ -439,6 +502,7 @@ impl SelfService {
             base_files,
             needs_approval: false,
             version: None,
+            old,
         })
     }
 
@@ -548,6 +612,7 @@ impl SelfService {
         }
         let mut files = Vec::new();
         let mut base_files = BTreeMap::new();
+        let mut before = BTreeMap::new();
         for file in rendered.files {
             let old = self
                 .forge()
@@ -559,6 +624,7 @@ impl SelfService {
             }
             if let Some(old) = old {
                 base_files.insert(file.path.clone(), content_sha256(&old));
+                before.insert(file.path.clone(), old);
             }
             files.push(FileChange {
                 path: file.path,
@@ -582,6 +648,7 @@ impl SelfService {
             base_files,
             needs_approval,
             version: Some(rendered.version),
+            old: before,
         })
     }
 }
@@ -624,4 +691,6 @@ struct Plan {
     needs_approval: bool,
     /// The template version an update or extension was rendered with.
     version: Option<String>,
+    /// The base branch's content of each file it changes or deletes (for the preview's diffs).
+    old: BTreeMap<String, String>,
 }
