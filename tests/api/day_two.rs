@@ -113,7 +113,7 @@ on_both_databases! {
         assert!(again["error"].as_str().unwrap().contains("removed"), "{again}");
     }
 
-    async fn a_request_is_withdrawn_by_its_author_before_it_is_proposed_and_not_after(backend: Backend) {
+    async fn a_request_is_withdrawn_by_its_author_before_it_is_merged_its_pull_request_closed(backend: Backend) {
         let app = spawn_app_with(backend, CatalogSetup::Embedded).await;
         let rui = app.dev_browser("rui").await;
         let waiting = app.post_json(&rui, "/api/v1/requests", &workspace("nlp"), 201).await;
@@ -134,9 +134,17 @@ on_both_databases! {
         let bia = app.with_token(&seed_token(&app.db, "bia", &[]).await);
         app.post_json(&bia, &format!("/api/v1/requests/{again_id}/withdraw"), &json!({}), 404).await;
         app.post_json(&app.client, &format!("/api/v1/requests/{again_id}/approve"), &json!({}), 200).await;
-        wait_for_state(&app, &rui, again_id, "proposed").await;
-        let late = app.post_json(&rui, &format!("/api/v1/requests/{again_id}/withdraw"), &json!({}), 409).await;
-        assert!(late["error"].as_str().unwrap().contains("closing its pull request"), "{late}");
+        let proposed = wait_for_state(&app, &rui, again_id, "proposed").await;
+        assert_eq!(proposed["can_withdraw"], true, "{proposed}");
+        // Proposed: its pull request is closed on the forge, and the request with it.
+        let late = app.post_json(&rui, &format!("/api/v1/requests/{again_id}/withdraw"), &json!({}), 200).await;
+        assert_eq!(late["state"], "closed", "{late}");
+        assert_eq!(late["can_withdraw"], false);
+        let last = late["timeline"].as_array().unwrap().last().unwrap().clone();
+        assert_eq!((last["actor"].as_str(), last["comment"].as_str()), (Some("rui"), Some("withdrawn")), "{last}");
+        // Closed, not merged: merging it now is refused, and the folder is free again.
+        app.post_json(&app.client, &format!("/api/v1/requests/{again_id}/merge"), &json!({}), 409).await;
+        app.post_json(&rui, "/api/v1/requests", &workspace("nlp"), 201).await;
     }
 
     async fn only_the_owner_or_an_admin_changes_a_resource_and_only_once_its_files_are_merged(backend: Backend) {

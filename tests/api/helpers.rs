@@ -233,16 +233,7 @@ impl TestApp {
         body: &Value,
         status: u16,
     ) -> Value {
-        let response = client
-            .post(format!("{}{path}", self.address))
-            .json(body)
-            .send()
-            .await
-            .expect("request failed");
-        let got = response.status().as_u16();
-        let text = response.text().await.unwrap();
-        assert_eq!(got, status, "POST {path}: {text}");
-        serde_json::from_str(&text).unwrap_or(Value::Null)
+        self.post_json_keyed(client, path, body, None, status).await
     }
 
     /// [`TestApp::post_json`] with an `Idempotency-Key` header.
@@ -254,13 +245,23 @@ impl TestApp {
         key: &str,
         status: u16,
     ) -> Value {
-        let response = client
-            .post(format!("{}{path}", self.address))
-            .header("Idempotency-Key", key)
-            .json(body)
-            .send()
+        self.post_json_keyed(client, path, body, Some(key), status)
             .await
-            .expect("request failed");
+    }
+
+    async fn post_json_keyed(
+        &self,
+        client: &reqwest::Client,
+        path: &str,
+        body: &Value,
+        key: Option<&str>,
+        status: u16,
+    ) -> Value {
+        let mut post = client.post(format!("{}{path}", self.address)).json(body);
+        if let Some(key) = key {
+            post = post.header("Idempotency-Key", key);
+        }
+        let response = post.send().await.expect("request failed");
         let got = response.status().as_u16();
         let text = response.text().await.unwrap();
         assert_eq!(got, status, "POST {path}: {text}");

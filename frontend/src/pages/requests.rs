@@ -381,7 +381,13 @@ fn RequestBody(
                 let csrf = csrf.clone();
                 view! {
                     <section class="card withdraw" aria-label=i18n.tr("req-withdraw")>
-                        <p>{i18n.tr("req-withdraw-help")}</p>
+                        <p>
+                            {if state == RequestState::Proposed {
+                                i18n.tr("req-withdraw-help-proposed")
+                            } else {
+                                i18n.tr("req-withdraw-help")
+                            }}
+                        </p>
                         <ActionForm action=withdraw attr:class="withdraw-form">
                             <input type="hidden" name="id" value=id/>
                             <input type="hidden" name="csrf_token" value=csrf/>

@@ -18,7 +18,7 @@ use crate::{
     },
     components::{Wait, found, loaded, refresh_while},
     i18n::{t, t_args, use_i18n},
-    pages::selfservice::{DiffLines, FileDiff, field_error_text, query_pairs},
+    pages::selfservice::{DiffLines, PreviewSummary, field_error_text, query_pairs},
 };
 
 /// The parameter an extension changes.
@@ -598,8 +598,6 @@ fn ResourcePreviewBody(p: ResourcePreviewPage) -> impl IntoView {
         }
         .into_any(),
         Ok(preview) => {
-            let count = preview.files.len();
-            let needs_approval = preview.needs_approval;
             let key = format!("{}-{}", p.page.request_key, p.kind);
             let kind = match p.kind.as_str() {
                 "extend" => "extend",
@@ -607,30 +605,7 @@ fn ResourcePreviewBody(p: ResourcePreviewPage) -> impl IntoView {
                 _ => "update",
             };
             view! {
-                <section class="preview card">
-                    <dl class="preview-facts">
-                        <dt>{i18n.tr("ss-target")}</dt>
-                        <dd><code class="target">{preview.target.clone()}</code></dd>
-                        <dt>{i18n.tr("ss-compared-with")}</dt>
-                        <dd><code>{preview.base.clone()}</code></dd>
-                        <dt>{i18n.tr("ss-approval")}</dt>
-                        <dd class="approval" data-needs-approval=needs_approval.to_string()>
-                            {move || {
-                                if needs_approval {
-                                    t(i18n.lang(), "ss-approval-required")
-                                } else {
-                                    t(i18n.lang(), "ss-approval-none")
-                                }
-                            }}
-                        </dd>
-                    </dl>
-                    <p class="muted">
-                        {move || t_args(i18n.lang(), "ss-files-count", &[("count", count.into())])}
-                    </p>
-                </section>
-                <div class="files">
-                    {preview.files.into_iter().map(|f| view! { <FileDiff file=f/> }).collect_view()}
-                </div>
+                <PreviewSummary preview/>
                 <ActionForm action=ask attr:class="submit-bar">
                     {hidden_fields(r.id, kind, &p.page.csrf_token, &key)}
                     {p.fields

@@ -804,8 +804,6 @@ fn PreviewFiles(
         .chain(resubmits.map(|id| (RESUBMITS.to_owned(), id.to_string())))
         .collect();
     let back = format!("/self-service/{}{}", form.card.id, back.to_query_string());
-    let count = preview.files.len();
-    let needs_approval = preview.needs_approval;
     let refused = move || match submit.value().get() {
         Some(Ok(Err(Refusal::Refused(m)))) => Some(m),
         Some(Ok(Err(Refusal::Invalid(errors)))) => Some(
@@ -818,6 +816,32 @@ fn PreviewFiles(
         Some(Err(e)) => Some(e.to_string()),
         _ => None,
     };
+    let at = preview.at.to_rfc3339();
+    view! {
+        <PreviewSummary preview/>
+        <ActionForm action=submit attr:class="submit-bar">
+            <input type="hidden" name="template" value=form.card.id.clone()/>
+            <input type="hidden" name="values" value=values/>
+            <input type="hidden" name="at" value=at/>
+            <input type="hidden" name="csrf_token" value=csrf_token/>
+            <input type="hidden" name="request_key" value=request_key/>
+            {resubmits.map(|id| view! { <input type="hidden" name=RESUBMITS value=id/> })}
+            {move || refused().map(|m| view! { <div class="error-box" role="alert">{m}</div> })}
+            <button type="submit" class="button primary" disabled=move || submit.pending().get()>
+                {i18n.tr("ss-submit")}
+            </button>
+            <a class="button" href=back>{i18n.tr("ss-back-to-edit")}</a>
+        </ActionForm>
+    }
+}
+
+/// What a preview proposes: the folder, the branch it is compared with, whether an admin
+/// approves it first, and every file with its diff.
+#[component]
+pub fn PreviewSummary(preview: Preview) -> impl IntoView {
+    let i18n = use_i18n();
+    let count = preview.files.len();
+    let needs_approval = preview.needs_approval;
     view! {
         <section class="preview card">
             <dl class="preview-facts">
@@ -826,7 +850,7 @@ fn PreviewFiles(
                 <dt>{i18n.tr("ss-compared-with")}</dt>
                 <dd><code>{preview.base.clone()}</code></dd>
                 <dt>{i18n.tr("ss-approval")}</dt>
-                <dd>
+                <dd class="approval" data-needs-approval=needs_approval.to_string()>
                     {move || {
                         if needs_approval {
                             t(i18n.lang(), "ss-approval-required")
@@ -841,25 +865,8 @@ fn PreviewFiles(
             </p>
         </section>
         <div class="files">
-            {preview
-                .files
-                .into_iter()
-                .map(|f| view! { <FileDiff file=f/> })
-                .collect_view()}
+            {preview.files.into_iter().map(|f| view! { <FileDiff file=f/> }).collect_view()}
         </div>
-        <ActionForm action=submit attr:class="submit-bar">
-            <input type="hidden" name="template" value=form.card.id.clone()/>
-            <input type="hidden" name="values" value=values/>
-            <input type="hidden" name="at" value=preview.at.to_rfc3339()/>
-            <input type="hidden" name="csrf_token" value=csrf_token/>
-            <input type="hidden" name="request_key" value=request_key/>
-            {resubmits.map(|id| view! { <input type="hidden" name=RESUBMITS value=id/> })}
-            {move || refused().map(|m| view! { <div class="error-box" role="alert">{m}</div> })}
-            <button type="submit" class="button primary" disabled=move || submit.pending().get()>
-                {i18n.tr("ss-submit")}
-            </button>
-            <a class="button" href=back>{i18n.tr("ss-back-to-edit")}</a>
-        </ActionForm>
     }
 }
 

@@ -390,6 +390,8 @@ pub struct Pull {
     /// one commit holding the pull request's changes.
     pub merge_commit: Option<String>,
     pub squashed: bool,
+    /// Comments left on it, oldest first.
+    pub comments: Vec<String>,
 }
 
 /// The repository behind a fake: commits, branches, trees, blobs and pull requests.
@@ -622,8 +624,14 @@ impl Repo {
             merged: false,
             merge_commit: None,
             squashed: false,
+            comments: Vec::new(),
         });
         number
+    }
+
+    /// Pull request `number`, to change it as the forge would.
+    pub fn pull_mut(&mut self, number: u64) -> Option<&mut Pull> {
+        self.pulls.iter_mut().find(|p| p.number == number)
     }
 
     /// Merges pull request `number` as a person would on the forge: a merge commit on its

@@ -152,10 +152,48 @@ pub fn contract() -> &'static Contract {
                     "operationId": "repoCompareDiff",
                     "parameters": [owner, repo, path_param("basehead", "string")],
                 }},
-                // repoGetPullRequest
-                "/repos/{owner}/{repo}/pulls/{index}": {"get": {
-                    "operationId": "repoGetPullRequest",
+                "/repos/{owner}/{repo}/pulls/{index}": {
+                    // repoGetPullRequest
+                    "get": {
+                        "operationId": "repoGetPullRequest",
+                        "parameters": [owner, repo, path_param("index", "integer")],
+                    },
+                    // repoEditPullRequest: `EditPullRequestOption`; `state` is "open" or
+                    // "closed". https://gitea.com/api/swagger#/repository/repoEditPullRequest
+                    "patch": {
+                        "operationId": "repoEditPullRequest",
+                        "parameters": [owner, repo, path_param("index", "integer")],
+                        "requestBody": {"content": {"application/json": {"schema": {
+                            "type": "object",
+                            "additionalProperties": false,
+                            "properties": {
+                                "title": {"type": "string"},
+                                "body": {"type": "string"},
+                                "base": {"type": "string"},
+                                "assignee": {"type": "string"},
+                                "assignees": {"type": "array", "items": {"type": "string"}},
+                                "labels": {"type": "array", "items": {"type": "integer"}},
+                                "milestone": {"type": "integer"},
+                                "state": {"type": "string"},
+                                "due_date": {"type": "string"},
+                                "unset_due_date": {"type": "boolean"},
+                                "allow_maintainer_edit": {"type": "boolean"}
+                            }
+                        }}}},
+                    }
+                },
+                // issueCreateComment: `CreateIssueCommentOption`, `body` required; a pull
+                // request is an issue for comments.
+                // https://gitea.com/api/swagger#/issue/issueCreateComment
+                "/repos/{owner}/{repo}/issues/{index}/comments": {"post": {
+                    "operationId": "issueCreateComment",
                     "parameters": [owner, repo, path_param("index", "integer")],
+                    "requestBody": {"content": {"application/json": {"schema": {
+                        "type": "object",
+                        "additionalProperties": false,
+                        "required": ["body"],
+                        "properties": {"body": {"type": "string"}}
+                    }}}},
                 }},
             }
         });
@@ -514,6 +552,27 @@ impl Model for GiteaModel {
                     Some(p) => Answer::new(200, GiteaModel::pull_json(p)),
                     None => not_found(),
                 }
+            }
+            "issueCreateComment" => {
+                let number: u64 = op.param("index").parse().unwrap_or(0);
+                let text = body["body"].as_str().unwrap_or_default().to_owned();
+                match self.repo.pull_mut(number) {
+                    Some(pull) => {
+                        pull.comments.push(text.clone());
+                        Answer::new(201, json!({"id": 6000 + pull.comments.len(), "body": text}))
+                    }
+                    None => not_found(),
+                }
+            }
+            "repoEditPullRequest" => {
+                let number: u64 = op.param("index").parse().unwrap_or(0);
+                let Some(pull) = self.repo.pull_mut(number) else {
+                    return not_found();
+                };
+                if body["state"] == "closed" && !pull.merged {
+                    pull.open = false;
+                }
+                Answer::new(201, GiteaModel::pull_json(pull))
             }
             other => Answer::new(501, json!({"message": format!("{other} is not answered")})),
         }

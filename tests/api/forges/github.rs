@@ -477,6 +477,37 @@ impl Model for GitHubModel {
                     None => not_found(),
                 }
             }
+            // A pull request is an issue for comments; GitHub answers the comment.
+            "issues/create-comment" => {
+                let number: u64 = op.param("issue_number").parse().unwrap_or(0);
+                let text = body["body"].as_str().unwrap_or_default().to_owned();
+                match self.repo.pull_mut(number) {
+                    Some(pull) => {
+                        pull.comments.push(text.clone());
+                        Answer::new(
+                            201,
+                            json!({
+                                "id": 9000 + pull.comments.len(),
+                                "body": text,
+                                "html_url": format!("https://github.com/{OWNER}/{REPO}/pull/{number}#issuecomment-{}", 9000 + pull.comments.len()),
+                            }),
+                        )
+                    }
+                    None => not_found(),
+                }
+            }
+            // `state: closed` closes it; a merged one cannot be reopened or closed again.
+            "pulls/update" => {
+                let number: u64 = op.param("pull_number").parse().unwrap_or(0);
+                let Some(pull) = self.repo.pull_mut(number) else {
+                    return not_found();
+                };
+                if body["state"] == "closed" && !pull.merged {
+                    pull.open = false;
+                }
+                let pull = pull.clone();
+                Answer::new(200, self.pull_json(&pull))
+            }
             other => Answer::new(
                 501,
                 json!({"message": format!("{other} is documented but this fake does not answer it")}),

@@ -173,9 +173,57 @@ pub fn contract() -> &'static Contract {
                         "items": {"type": "string", "minLength": 1}}), true)],
                 }},
                 // https://docs.gitlab.com/api/merge_requests/#get-single-mr
-                "/projects/{id}/merge_requests/{merge_request_iid}": {"get": {
-                    "operationId": "merge_requests/get",
+                "/projects/{id}/merge_requests/{merge_request_iid}": {
+                    // https://docs.gitlab.com/api/merge_requests/#get-single-mr
+                    "get": {
+                        "operationId": "merge_requests/get",
+                        "parameters": [id, path_param("merge_request_iid", "integer")],
+                    },
+                    // https://docs.gitlab.com/api/merge_requests/#update-mr: `state_event`
+                    // `close` or `reopen`.
+                    "put": {
+                        "operationId": "merge_requests/update",
+                        "parameters": [id, path_param("merge_request_iid", "integer")],
+                        "requestBody": {"required": true, "content": {"application/json": {"schema": {
+                            "type": "object",
+                            "additionalProperties": false,
+                            "minProperties": 1,
+                            "properties": {
+                                "add_labels": {"type": "string"},
+                                "allow_collaboration": {"type": "boolean"},
+                                "assignee_id": {"type": "integer"},
+                                "assignee_ids": {"type": "array", "items": {"type": "integer"}},
+                                "description": {"type": "string"},
+                                "discussion_locked": {"type": "boolean"},
+                                "labels": {"type": "string"},
+                                "milestone_id": {"type": "integer"},
+                                "remove_labels": {"type": "string"},
+                                "remove_source_branch": {"type": "boolean"},
+                                "reviewer_ids": {"type": "array", "items": {"type": "integer"}},
+                                "squash": {"type": "boolean"},
+                                "state_event": {"type": "string", "enum": ["close", "reopen"]},
+                                "target_branch": {"type": "string"},
+                                "title": {"type": "string"}
+                            }
+                        }}}},
+                    }
+                },
+                // https://docs.gitlab.com/api/notes/#create-new-merge-request-note: `body`
+                // required (at most 1,000,000 characters).
+                "/projects/{id}/merge_requests/{merge_request_iid}/notes": {"post": {
+                    "operationId": "notes/create",
                     "parameters": [id, path_param("merge_request_iid", "integer")],
+                    "requestBody": {"required": true, "content": {"application/json": {"schema": {
+                        "type": "object",
+                        "additionalProperties": false,
+                        "required": ["body"],
+                        "properties": {
+                            "body": {"type": "string", "minLength": 1, "maxLength": 1000000},
+                            "created_at": {"type": "string"},
+                            "internal": {"type": "boolean"},
+                            "merge_request_diff_head_sha": {"type": "string"}
+                        }
+                    }}}},
                 }},
             }
         });
@@ -519,6 +567,30 @@ impl Model for GitLabModel {
                     Some(p) => Answer::new(200, GitLabModel::mr_json(p)),
                     None => not_found(""),
                 }
+            }
+            "notes/create" => {
+                let number: u64 = op.param("merge_request_iid").parse().unwrap_or(0);
+                let text = body["body"].as_str().unwrap_or_default().to_owned();
+                match self.repo.pull_mut(number) {
+                    Some(pull) => {
+                        pull.comments.push(text.clone());
+                        Answer::new(
+                            201,
+                            json!({"id": 8000 + pull.comments.len(), "body": text, "noteable_iid": number}),
+                        )
+                    }
+                    None => not_found("Merge Request"),
+                }
+            }
+            "merge_requests/update" => {
+                let number: u64 = op.param("merge_request_iid").parse().unwrap_or(0);
+                let Some(pull) = self.repo.pull_mut(number) else {
+                    return not_found("Merge Request");
+                };
+                if body["state_event"] == "close" && !pull.merged {
+                    pull.open = false;
+                }
+                Answer::new(200, GitLabModel::mr_json(pull))
             }
             other => Answer::new(501, json!({"message": format!("{other} is not answered")})),
         }

@@ -39,6 +39,14 @@ macro_rules! forge_scenarios {
             }
 
             #[tokio::test]
+            async fn a_withdrawn_request_s_pull_request_is_closed_with_a_comment_and_a_merged_one_is_not() {
+                scenarios::a_withdrawn_request_s_pull_request_is_closed_with_a_comment_and_a_merged_one_is_not::<
+                    $model,
+                >()
+                .await
+            }
+
+            #[tokio::test]
             async fn files_and_directories_are_read_from_a_branch() {
                 scenarios::files_and_directories_are_read_from_a_branch::<$model>().await
             }

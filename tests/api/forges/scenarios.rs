@@ -48,6 +48,62 @@ pub fn pull_spec() -> PullRequestSpec {
     }
 }
 
+pub async fn a_withdrawn_request_s_pull_request_is_closed_with_a_comment_and_a_merged_one_is_not<
+    M: Model,
+>() {
+    let fake = Fake::<M>::start().await;
+    let forge = fake.forge();
+    forge.create_branch(&branch_spec()).await.unwrap();
+    let pr = forge.open_pull_request(&pull_spec()).await.unwrap();
+    let comment = "Withdrawn in Mirante by Alice (alice): request #42 was taken back.";
+
+    let closed = forge.close_pull_request(pr.number, comment).await.unwrap();
+    let again = forge.close_pull_request(pr.number, comment).await.unwrap();
+
+    assert_eq!(closed.state, PullRequestState::Closed);
+    assert_eq!(
+        again.state,
+        PullRequestState::Closed,
+        "closing twice answers it closed"
+    );
+    assert_eq!(
+        forge.pull_request(pr.number).await.unwrap().state,
+        PullRequestState::Closed
+    );
+    fake.with_repo(|repo| {
+        let pull = repo.pulls.iter().find(|p| p.number == pr.number).unwrap();
+        assert_eq!(
+            pull.comments,
+            vec![comment.to_owned()],
+            "one comment, left once"
+        );
+        assert!(!pull.merged);
+    });
+
+    // A merged pull request is not closed.
+    let spec = BranchSpec {
+        branch: "mirante/43-other".into(),
+        ..branch_spec()
+    };
+    forge.create_branch(&spec).await.unwrap();
+    let other = forge
+        .open_pull_request(&PullRequestSpec {
+            branch: spec.branch.clone(),
+            ..pull_spec()
+        })
+        .await
+        .unwrap();
+    fake.with_repo(|repo| {
+        repo.merge_pull(other.number, false);
+    });
+    let refused = forge
+        .close_pull_request(other.number, comment)
+        .await
+        .unwrap_err();
+    assert!(matches!(refused, ForgeError::Conflict(_)), "{refused:?}");
+    fake.assert_contract_kept();
+}
+
 pub async fn a_branch_that_deletes_files_holds_none_of_them_and_is_reused_when_made_again<
     M: Model,
 >() {

@@ -477,6 +477,38 @@ impl Forge for Gitea {
         reply.json::<Pull>().map(PullRequest::from)
     }
 
+    /// `POST /repos/{owner}/{repo}/issues/{index}/comments`, then
+    /// `PATCH /repos/{owner}/{repo}/pulls/{index}` with `state: closed`.
+    async fn close_pull_request(&self, number: u64, comment: &str) -> ForgeResult<PullRequest> {
+        let current = self.pull_request(number).await?;
+        match current.state {
+            PullRequestState::Closed => return Ok(current),
+            PullRequestState::Merged => {
+                return Err(ForgeError::Conflict(format!(
+                    "gitea: pull request #{number} is merged"
+                )));
+            }
+            PullRequestState::Open => {}
+        }
+        let n = number.to_string();
+        let _: serde_json::Value = self
+            .api
+            .post(
+                self.repo_url(["issues", n.as_str(), "comments"]),
+                &json!({ "body": comment }),
+            )
+            .await?;
+        self.api
+            .send(
+                Method::PATCH,
+                self.repo_url(["pulls", n.as_str()]),
+                Some(&json!({ "state": "closed" })),
+            )
+            .await?
+            .json::<Pull>()
+            .map(PullRequest::from)
+    }
+
     async fn pull_request(&self, number: u64) -> ForgeResult<PullRequest> {
         let number = number.to_string();
         self.api

@@ -472,6 +472,38 @@ impl Forge for GitHub {
             .map(PullRequest::from)
     }
 
+    /// `POST /repos/{owner}/{repo}/issues/{number}/comments` (a pull request is an issue for
+    /// comments), then `PATCH /repos/{owner}/{repo}/pulls/{number}` with `state: closed`.
+    async fn close_pull_request(&self, number: u64, comment: &str) -> ForgeResult<PullRequest> {
+        let current = self.pull_request(number).await?;
+        match current.state {
+            PullRequestState::Closed => return Ok(current),
+            PullRequestState::Merged => {
+                return Err(ForgeError::Conflict(format!(
+                    "github: pull request #{number} is merged"
+                )));
+            }
+            PullRequestState::Open => {}
+        }
+        let n = number.to_string();
+        let _: serde_json::Value = self
+            .api
+            .post(
+                self.repo_url(["issues", n.as_str(), "comments"]),
+                &json!({ "body": comment }),
+            )
+            .await?;
+        self.api
+            .send(
+                Method::PATCH,
+                self.repo_url(["pulls", n.as_str()]),
+                Some(&json!({ "state": "closed" })),
+            )
+            .await?
+            .json::<Pull>()
+            .map(PullRequest::from)
+    }
+
     /// `merge_commit_sha` of the pull request, read only once it is merged (before, it names
     /// GitHub's test merge commit, which is on no branch); `None` for an unknown number.
     async fn merge_commit(&self, number: u64) -> ForgeResult<Option<String>> {

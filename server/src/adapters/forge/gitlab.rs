@@ -517,6 +517,38 @@ impl Forge for GitLab {
         reply.json::<MergeRequest>().map(PullRequest::from)
     }
 
+    /// `POST /projects/:id/merge_requests/:iid/notes`, then
+    /// `PUT /projects/:id/merge_requests/:iid` with `state_event: close`.
+    async fn close_pull_request(&self, number: u64, comment: &str) -> ForgeResult<PullRequest> {
+        let current = self.pull_request(number).await?;
+        match current.state {
+            PullRequestState::Closed => return Ok(current),
+            PullRequestState::Merged => {
+                return Err(ForgeError::Conflict(format!(
+                    "gitlab: merge request !{number} is merged"
+                )));
+            }
+            PullRequestState::Open => {}
+        }
+        let n = number.to_string();
+        let _: serde_json::Value = self
+            .api
+            .post(
+                self.project_url(["merge_requests", n.as_str(), "notes"]),
+                &json!({ "body": comment }),
+            )
+            .await?;
+        self.api
+            .send(
+                Method::PUT,
+                self.project_url(["merge_requests", n.as_str()]),
+                Some(&json!({ "state_event": "close" })),
+            )
+            .await?
+            .json::<MergeRequest>()
+            .map(PullRequest::from)
+    }
+
     async fn pull_request(&self, number: u64) -> ForgeResult<PullRequest> {
         let number = number.to_string();
         self.api

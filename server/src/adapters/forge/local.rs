@@ -200,6 +200,34 @@ impl Forge for LocalForge {
         self.git(move |path| git::contains(path, &a, &d)).await
     }
 
+    /// Marks the pull request closed; the comment is on the request's timeline, which is where
+    /// the local forge's pull requests are read.
+    async fn close_pull_request(&self, number: u64, comment: &str) -> ForgeResult<PullRequest> {
+        let _ = comment;
+        let id = i64::try_from(number)
+            .map_err(|_| ForgeError::NotFound(format!("pull request #{number}")))?;
+        let row = self
+            .db
+            .local_pull_request(id)
+            .await
+            .map_err(|e| ForgeError::Unavailable(format!("database: {e}")))?
+            .ok_or_else(|| ForgeError::NotFound(format!("pull request #{number}")))?;
+        match row.pr_state() {
+            PullRequestState::Closed => return self.pull_request_of(&row),
+            PullRequestState::Merged => {
+                return Err(ForgeError::Conflict(format!(
+                    "pull request #{number} is merged"
+                )));
+            }
+            PullRequestState::Open => {}
+        }
+        self.db
+            .set_local_pull_request_state(id, PullRequestState::Closed, None, Utc::now())
+            .await
+            .map_err(|e| ForgeError::Unavailable(format!("database: {e}")))?;
+        self.pull_request(number).await
+    }
+
     async fn merge(&self, number: u64, style: MergeStyle) -> ForgeResult<PullRequest> {
         let id = i64::try_from(number)
             .map_err(|_| ForgeError::NotFound(format!("pull request #{number}")))?;

@@ -271,6 +271,11 @@ pub trait Forge: Send + Sync {
         Ok(None)
     }
 
+    /// Closes an open pull request without merging it, after leaving `comment` on it (why:
+    /// its request was withdrawn). A pull request already closed is answered as it stands; a
+    /// merged one is a [`ForgeError::Conflict`].
+    async fn close_pull_request(&self, number: u64, comment: &str) -> ForgeResult<PullRequest>;
+
     /// Merges a pull request from the portal. Only the local forge does this; hosted forges
     /// answer [`ForgeError::Unsupported`] (people merge there).
     async fn merge(&self, number: u64, style: MergeStyle) -> ForgeResult<PullRequest> {

@@ -670,7 +670,8 @@ impl SelfService {
                 && r.state == RequestState::Proposed
                 && self.forge().kind() == ForgeKind::Local,
             can_withdraw: access::may_withdraw_request(principal, r.author.user_id)
-                && request::transition(r.state, RequestEvent::Withdraw).is_ok(),
+                && (request::transition(r.state, RequestEvent::Withdraw).is_ok()
+                    || (r.state == RequestState::Proposed && r.pr_number.is_some())),
             can_resubmit: access::may_withdraw_request(principal, r.author.user_id)
                 && resubmittable(&r)
                 && resubmitted_as.is_none(),

@@ -220,8 +220,9 @@ impl SelfService {
         })
     }
 
-    /// Takes back request `id` (its author, or an admin) before the worker starts proposing
-    /// it: it is closed, with who withdrew it on its timeline.
+    /// Takes back request `id` (its author, or an admin) before it is merged: closed, with who
+    /// withdrew it on its timeline. A proposed request's pull request is closed on the forge
+    /// first, with a comment saying so.
     pub async fn withdraw(
         &self,
         principal: &Principal,
@@ -234,24 +235,38 @@ impl SelfService {
             ));
         }
         let username = &principal.viewer.username;
+        let change = Change {
+            actor: username,
+            comment: Some("withdrawn"),
+            ..Change::default()
+        };
+        let event = match (request.state, request.pr_number) {
+            (RequestState::Proposed, Some(number)) => {
+                let number = u64::try_from(number).map_err(|_| {
+                    ServiceError::Conflict(format!("request {id} names no pull request"))
+                })?;
+                let comment = format!(
+                    "Withdrawn in Mirante by {} ({username}): request #{id} was taken back, so \
+                     this pull request is closed without a merge.",
+                    principal.viewer.name
+                );
+                self.forge()
+                    .close_pull_request(number, &comment)
+                    .await
+                    .map_err(forge_error)?;
+                RequestEvent::Close
+            }
+            _ => RequestEvent::Withdraw,
+        };
         let done = self
             .db
-            .transition_request(
-                id,
-                RequestEvent::Withdraw,
-                &Change {
-                    actor: username,
-                    comment: Some("withdrawn"),
-                    ..Change::default()
-                },
-                chrono::Utc::now(),
-            )
+            .transition_request(id, event, &change, chrono::Utc::now())
             .await
             .map_err(|e| match e {
                 crate::adapters::db::requests::TransitionError::Illegal(i) => {
                     ServiceError::Conflict(format!(
-                        "request {id} is {}: only a request not yet proposed can be withdrawn; \
-                         a proposed one is withdrawn by closing its pull request",
+                        "request {id} is {}: only a request not yet merged, and not being \
+                         proposed at this moment, can be withdrawn",
                         i.from
                     ))
                 }
@@ -261,7 +276,7 @@ impl SelfService {
             username,
             "request.withdraw",
             id,
-            json!({"target": done.target}),
+            json!({"target": done.target, "pull_request": done.pr_number}),
         )
         .await;
         self.detail(principal, done).await
@@ -280,14 +295,7 @@ impl SelfService {
         key: Option<&str>,
     ) -> Result<Submitted, ServiceError> {
         let old = self.ended(principal, id).await?;
-        let Some(change) = change.as_object() else {
-            return Err(ServiceError::Invalid(vec![field_error(
-                "values",
-                ErrorCode::NotAnObject,
-                "`values` must be an object of the parameters that change".to_owned(),
-                Map::new(),
-            )]));
-        };
+        let change = changed_values(change)?;
         let mut values = old.values.as_object().cloned().unwrap_or_default();
         values.retain(|_, v| !v.is_null());
         match old.action {
@@ -515,14 +523,7 @@ impl SelfService {
         action: Action,
         change: &Value,
     ) -> Result<Plan, ServiceError> {
-        let Some(change) = change.as_object() else {
-            return Err(ServiceError::Invalid(vec![field_error(
-                "values",
-                ErrorCode::NotAnObject,
-                "`values` must be an object of the parameters that change".to_owned(),
-                Map::new(),
-            )]));
-        };
+        let change = changed_values(change)?;
         if action == Action::Extend {
             let unknown: Vec<FieldError> = change
                 .keys()
@@ -651,6 +652,19 @@ impl SelfService {
             old: before,
         })
     }
+}
+
+/// The `values` of a day-two request or a resubmission: an object of the parameters that
+/// change; anything else is refused on the `values` field.
+fn changed_values(change: &Value) -> Result<&Map<String, Value>, ServiceError> {
+    change.as_object().ok_or_else(|| {
+        ServiceError::Invalid(vec![field_error(
+            "values",
+            ErrorCode::NotAnObject,
+            "`values` must be an object of the parameters that change".to_owned(),
+            Map::new(),
+        )])
+    })
 }
 
 /// The request among `group` (one folder's template requests, oldest first) whose files
