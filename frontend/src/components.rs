@@ -199,10 +199,10 @@ pub fn DecisionTable(decisions: Vec<mirante_domain::Decision>) -> impl IntoView 
                                 .collect();
                             view! {
                                 <tr id=format!("decision-{}", d.id)>
-                                    <td class="topic">{d.topic.clone()}</td>
-                                    <td>{d.decision.clone()}</td>
-                                    <td class="rejected">{d.rejected.clone()}</td>
-                                    <td>{d.reason.clone()}</td>
+                                    <td class="topic"><InlineText text=d.topic.clone()/></td>
+                                    <td><InlineText text=d.decision.clone()/></td>
+                                    <td class="rejected"><InlineText text=d.rejected.clone()/></td>
+                                    <td><InlineText text=d.reason.clone()/></td>
                                     <td class="adr">
                                         {if refs.is_empty() { "—".to_string() } else { refs.join(", ") }}
                                     </td>
@@ -215,6 +215,54 @@ pub fn DecisionTable(decisions: Vec<mirante_domain::Decision>) -> impl IntoView 
         </div>
     }
     .into_any()
+}
+
+/// Catalog text with its `code spans` (between backticks, as the catalog's authors write
+/// names of repositories, files and commands) shown as code; a backtick without its pair stays
+/// as written.
+#[component]
+pub fn InlineText(text: String) -> impl IntoView {
+    code_spans(&text)
+        .into_iter()
+        .map(|(code, part)| {
+            if code {
+                view! { <code>{part}</code> }.into_any()
+            } else {
+                part.into_any()
+            }
+        })
+        .collect_view()
+}
+
+/// `text` cut into plain and code parts (`true`), by pairs of backticks from the left.
+pub fn code_spans(text: &str) -> Vec<(bool, String)> {
+    let mut out: Vec<(bool, String)> = Vec::new();
+    let plain = |out: &mut Vec<(bool, String)>, part: &str| {
+        if part.is_empty() {
+            return;
+        }
+        match out.last_mut() {
+            Some((false, last)) => last.push_str(part),
+            _ => out.push((false, part.to_owned())),
+        }
+    };
+    let mut rest = text;
+    while let Some(open) = rest.find('`') {
+        let Some(len) = rest[open + 1..].find('`') else {
+            break;
+        };
+        plain(&mut out, &rest[..open]);
+        let code = &rest[open + 1..open + 1 + len];
+        if code.is_empty() {
+            // An empty pair is no code span: shown as written.
+            plain(&mut out, "``");
+        } else {
+            out.push((true, code.to_owned()));
+        }
+        rest = &rest[open + 2 + len..];
+    }
+    plain(&mut out, rest);
+    out
 }
 
 /// One evidence entry.
@@ -366,4 +414,39 @@ pub fn refresh_while(moving: impl Fn() -> Option<bool> + Send + Sync + 'static) 
         }
     });
     tick
+}
+
+#[cfg(test)]
+mod tests {
+    use super::code_spans;
+
+    fn spans(text: &str) -> Vec<(bool, String)> {
+        code_spans(text)
+    }
+
+    fn want(parts: &[(bool, &str)]) -> Vec<(bool, String)> {
+        parts.iter().map(|(c, s)| (*c, (*s).to_owned())).collect()
+    }
+
+    #[test]
+    fn paired_backticks_become_code_and_the_rest_stays_text() {
+        assert_eq!(
+            spans("Monorepo `colabhd/devops` for all"),
+            want(&[
+                (false, "Monorepo "),
+                (true, "colabhd/devops"),
+                (false, " for all")
+            ])
+        );
+        assert_eq!(spans("no code"), want(&[(false, "no code")]));
+    }
+
+    #[test]
+    fn a_backtick_without_its_pair_or_an_empty_pair_is_shown_as_written() {
+        assert_eq!(
+            spans("a `b` c`"),
+            want(&[(false, "a "), (true, "b"), (false, " c`")])
+        );
+        assert_eq!(spans("x``y"), want(&[(false, "x``y")]));
+    }
 }

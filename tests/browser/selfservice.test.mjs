@@ -135,6 +135,12 @@ test('a researcher requests a 1-GPU workspace; the database form offers no names
   await page.locator('.lang-switch a[lang="pt-BR"]').click();
   await page.waitForFunction(() => /um admin revisa/i.test(document.querySelector('.next-step')?.textContent ?? ''));
   assert.equal(await page.locator('main h1').innerText(), 'Workspace com GPU');
+  // The list names requests by their template's title in the reader's language too.
+  await page.locator('.crumbs a[href="/requests"]').click();
+  await page.waitForURL(`${portal.url}/requests`);
+  await page.waitForFunction(() => document.querySelector('tr.request-row a.item-name')?.textContent === 'Workspace com GPU');
+  await page.goBack();
+  await page.waitForSelector('.next-step');
   await page.locator('.lang-switch a[lang="en"]').click();
   await page.waitForFunction(() => /an admin reviews/i.test(document.querySelector('.next-step')?.textContent ?? ''));
 

@@ -590,3 +590,4 @@ res-back = Back to the resource
 res-extend-help-over = Extensions of up to { $days } days need no approval: the pull request is opened at once. Longer ones wait for an admin.
 ss-file-deleted = deleted
 req-withdraw-help-proposed = Its pull request is open: withdrawing closes it on the forge with a comment saying so, and nothing is merged.
+req-catalog-change-title = Catalog change: { $name }

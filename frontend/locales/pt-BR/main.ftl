@@ -590,3 +590,4 @@ res-back = Voltar ao recurso
 res-extend-help-over = Prorrogações de até { $days } dias não precisam de aprovação: o pull request é aberto na hora. As mais longas aguardam um administrador.
 ss-file-deleted = apagado
 req-withdraw-help-proposed = O pull request está aberto: retirar o pedido o fecha na forja com um comentário dizendo isso, e nada é mesclado.
+req-catalog-change-title = Mudança no catálogo: { $name }

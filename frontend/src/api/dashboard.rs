@@ -27,6 +27,9 @@ pub struct DashboardPage {
     pub approvals: Vec<RequestSummary>,
     /// How many requests await a decision in all.
     pub approvals_total: usize,
+    /// Each template's title in both languages, to name the requests in the reader's.
+    #[serde(default)]
+    pub titles: Vec<(String, mirante_domain::selfservice::Localized)>,
     /// The latest changes of items' states.
     pub changes: RecentChanges,
     /// The resources on each cluster, by state, with its free GPUs.
@@ -349,7 +352,9 @@ pub async fn get_dashboard() -> Result<Option<DashboardPage>, ServerFnError> {
         .collect();
     let resources = selfservice.resources(&parts).await?;
     let capacity = selfservice.gpu_capacity(&parts).await?;
+    let titles = super::selfservice::template_titles(&selfservice, &parts).await;
     Ok(Some(DashboardPage {
+        titles,
         resources: cluster_resources(&resources, &capacity),
         findings: findings_summary(&snap, &findings, DASHBOARD_LIMIT),
         checks,

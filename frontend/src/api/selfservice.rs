@@ -74,6 +74,9 @@ pub struct RequestsPage {
     pub rows: Vec<RequestSummary>,
     /// Whether the viewer sees everyone's requests (admins).
     pub all: bool,
+    /// Each template's title in both languages, to name the requests in the reader's.
+    #[serde(default)]
+    pub titles: Vec<(String, Localized)>,
 }
 
 /// A request's page: the request, its values as the page lists them, and its template's words
@@ -272,6 +275,22 @@ fn service() -> Result<(crate::ssr::SelfServiceHandle, http::request::Parts), Se
     Ok((service, parts))
 }
 
+/// Each template's title in both languages (those the caller may use), for lists that name
+/// requests by their template.
+#[cfg(feature = "ssr")]
+pub(crate) async fn template_titles(
+    service: &crate::ssr::SelfServiceHandle,
+    parts: &http::request::Parts,
+) -> Vec<(String, Localized)> {
+    service
+        .templates(parts)
+        .await
+        .unwrap_or_default()
+        .into_iter()
+        .map(|t| (t.id.clone(), t.localized_title()))
+        .collect()
+}
+
 /// The session's CSRF token, for the forms a page renders.
 #[cfg(feature = "ssr")]
 pub(crate) fn csrf(parts: &http::request::Parts) -> String {
@@ -449,7 +468,8 @@ pub async fn list_requests(state: Option<String>) -> Result<RequestsPage, Server
         .collect();
     // Stable: the service's newest-first order is kept within each group.
     rows.sort_by_key(|r| r.state != RequestState::AwaitingApproval);
-    Ok(RequestsPage { rows, all })
+    let titles = template_titles(&service, &parts).await;
+    Ok(RequestsPage { rows, all, titles })
 }
 
 /// What the resources page shows.

@@ -82,6 +82,7 @@ fn DashboardView(page: DashboardPage) -> impl IntoView {
         tasks,
         approvals,
         approvals_total,
+        titles,
         changes,
         resources,
     } = page;
@@ -319,11 +320,16 @@ fn DashboardView(page: DashboardPage) -> impl IntoView {
                                         .map(|r| {
                                             let target = r.target.clone();
                                             let author = r.author_name.clone();
+                                            let (titles, row) = (titles.clone(), r.clone());
+                                            let id = r.id;
+                                            let title = move || {
+                                                format!("#{id} {}", crate::pages::selfservice::request_title(i18n.lang(), &titles, &row))
+                                            };
                                             view! {
                                                 <li>
                                                     <RequestStateBadge state=r.state/>
                                                     " "
-                                                    <a href=format!("/requests/{}", r.id)>{format!("#{} {}", r.id, r.template_title)}</a>
+                                                    <a href=format!("/requests/{}", r.id)>{title}</a>
                                                     <span class="dash-sub">
                                                         {move || t_args(
                                                             i18n.lang(),

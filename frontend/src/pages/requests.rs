@@ -17,7 +17,9 @@ use crate::{
     components::{Wait, found, loaded, refresh_while},
     i18n::{t, t_args, use_i18n},
     pages::resources::resource_state_key,
-    pages::selfservice::{RESUBMITS, RequestStateBadge, request_state_key, short_time},
+    pages::selfservice::{
+        RESUBMITS, RequestStateBadge, request_state_key, request_title, short_time,
+    },
 };
 
 /// Translation key of what a day-two request does; `None` for a creation.
@@ -95,6 +97,9 @@ pub fn RequestsPage() -> impl IntoView {
                                         .rows
                                         .into_iter()
                                         .map(|r| {
+                                            let titles = page.titles.clone();
+                                            let row = r.clone();
+                                            let title = move || request_title(i18n.lang(), &titles, &row);
                                             view! {
                                                 <tr class="request-row" data-id=r.id data-state=r.state.as_str()>
                                                     <td class="nowrap">
@@ -102,7 +107,7 @@ pub fn RequestsPage() -> impl IntoView {
                                                     </td>
                                                     <td>
                                                         <a class="item-name" href=format!("/requests/{}", r.id)>
-                                                            {r.template_title.clone()}
+                                                            {title}
                                                         </a>
                                                         <div class="summary"><code>{r.target.clone()}</code></div>
                                                     </td>

@@ -256,6 +256,33 @@ pub fn query_pairs(map: &ParamsMap) -> Vec<(String, String)> {
     out
 }
 
+/// What the portal calls a catalog change's "template".
+const CATALOG_CHANGE: &str = "catalog:change";
+
+/// A request's title in the reader's language: its template's title (from `titles`), a
+/// catalog change named as such, else the title it was stored with.
+pub fn request_title(
+    lang: Lang,
+    titles: &[(String, Localized)],
+    r: &crate::api::selfservice::RequestSummary,
+) -> String {
+    if r.template == CATALOG_CHANGE {
+        let name = r
+            .template_title
+            .strip_prefix("Catalog change: ")
+            .unwrap_or(&r.template_title);
+        return t_args(
+            lang,
+            "req-catalog-change-title",
+            &[("name", name.to_owned().into())],
+        );
+    }
+    titles.iter().find(|(id, _)| *id == r.template).map_or_else(
+        || r.template_title.clone(),
+        |(_, l)| l.get(lang.tag()).to_owned(),
+    )
+}
+
 /// The query field naming the ended request a form makes again.
 pub const RESUBMITS: &str = "resubmits";
 
