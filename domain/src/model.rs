@@ -212,14 +212,19 @@ pub struct HostGroup {
 pub struct Gpu {
     /// Model name (`NVIDIA RTX A5000`).
     pub model: String,
-    /// Number of cards.
-    pub count: u32,
+    /// Number of cards; absent when the hardware is known but not how many cards it holds
+    /// (a GPU cluster without it offers none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u32>,
 }
 
 impl std::fmt::Display for Gpu {
-    /// `2× NVIDIA RTX A5000`.
+    /// `2× NVIDIA RTX A5000`, or the model alone when the count is not recorded.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}× {}", self.count, self.model)
+        match self.count {
+            Some(n) => write!(f, "{n}× {}", self.model),
+            None => f.write_str(&self.model),
+        }
     }
 }
 
@@ -673,4 +678,24 @@ pub struct Catalog {
     pub tasks: Vec<Task>,
     /// Roadmap phases.
     pub phases: Vec<Phase>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Gpu;
+
+    #[test]
+    fn a_gpu_reads_with_or_without_its_count_and_says_so() {
+        let counted: Gpu = serde_json::from_str(r#"{"model": "NVIDIA RTX A5000", "count": 2}"#)
+            .expect("a counted GPU");
+        let uncounted: Gpu =
+            serde_json::from_str(r#"{"model": "NVIDIA A5500"}"#).expect("a GPU without a count");
+        assert_eq!(counted.to_string(), "2× NVIDIA RTX A5000");
+        assert_eq!(uncounted.count, None);
+        assert_eq!(uncounted.to_string(), "NVIDIA A5500");
+        assert_eq!(
+            serde_json::to_value(&uncounted).expect("serialises"),
+            serde_json::json!({"model": "NVIDIA A5500"})
+        );
+    }
 }

@@ -376,7 +376,11 @@ impl CatalogContext {
         let mut gpu_clusters = Vec::new();
         let mut clusters = Vec::new();
         for item in &snapshot.catalog().items {
-            let total: u64 = item.gpus.iter().map(|g| u64::from(g.count)).sum();
+            let total: u64 = item
+                .gpus
+                .iter()
+                .map(|g| u64::from(g.count.unwrap_or(0)))
+                .sum();
             if total == 0 && item.gitops.is_none() {
                 continue;
             }

@@ -317,7 +317,7 @@ fn gpu_clusters_are_the_catalog_items_that_record_gpus() {
     };
     let gpu = |model: &str, count| Gpu {
         model: model.into(),
-        count,
+        count: Some(count),
     };
     let catalog = Catalog {
         items: vec![

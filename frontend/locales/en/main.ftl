@@ -591,3 +591,4 @@ res-extend-help-over = Extensions of up to { $days } days need no approval: the 
 ss-file-deleted = deleted
 req-withdraw-help-proposed = Its pull request is open: withdrawing closes it on the forge with a comment saying so, and nothing is merged.
 req-catalog-change-title = Catalog change: { $name }
+sites-gpu-uncounted = { $model } (count not recorded)

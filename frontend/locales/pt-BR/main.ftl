@@ -591,3 +591,4 @@ res-extend-help-over = Prorrogações de até { $days } dias não precisam de ap
 ss-file-deleted = apagado
 req-withdraw-help-proposed = O pull request está aberto: retirar o pedido o fecha na forja com um comentário dizendo isso, e nada é mesclado.
 req-catalog-change-title = Mudança no catálogo: { $name }
+sites-gpu-uncounted = { $model } (quantidade não informada)

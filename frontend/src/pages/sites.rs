@@ -7,7 +7,7 @@ use mirante_domain::State;
 use crate::{
     api::list_sites,
     components::{StateBadge, Wait, loaded, state_key},
-    i18n::{t, use_i18n},
+    i18n::{t, t_args, use_i18n},
 };
 
 /// The sites page.
@@ -106,13 +106,23 @@ pub fn SitesPage() -> impl IntoView {
                                                         </td>
                                                         <td>{h.tier.clone().unwrap_or_else(|| "—".into())}</td>
                                                         <td>{h.roles.join(", ")}</td>
-                                                        <td>
-                                                            {h
-                                                                .gpus
-                                                                .iter()
-                                                                .map(ToString::to_string)
-                                                                .collect::<Vec<_>>()
-                                                                .join(", ")}
+                                                        <td class="host-gpus">
+                                                            {
+                                                                let gpus = h.gpus.clone();
+                                                                move || {
+                                                                    gpus.iter()
+                                                                        .map(|g| match g.count {
+                                                                            Some(_) => g.to_string(),
+                                                                            None => t_args(
+                                                                                i18n.lang(),
+                                                                                "sites-gpu-uncounted",
+                                                                                &[("model", g.model.clone().into())],
+                                                                            ),
+                                                                        })
+                                                                        .collect::<Vec<_>>()
+                                                                        .join(", ")
+                                                                }
+                                                            }
                                                         </td>
                                                     </tr>
                                                 }

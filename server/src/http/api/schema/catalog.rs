@@ -97,8 +97,8 @@ pub(crate) struct Section {
 pub(crate) struct Gpu {
     /// Model name.
     model: String,
-    /// Number of cards.
-    count: u32,
+    /// Number of cards; absent when the catalog does not record how many.
+    count: Option<u32>,
 }
 
 /// A group of physical hosts sharing a naming pattern and a role.

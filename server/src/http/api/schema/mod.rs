@@ -73,7 +73,7 @@ mod tests {
             phase: Some("mvp".into()),
             gpus: vec![Gpu {
                 model: "A5000".into(),
-                count: 1,
+                count: Some(1),
             }],
             kubernetes: Some(KubernetesAccess {
                 api: "https://k".into(),
