@@ -23,7 +23,7 @@ use super::{
         segments,
     },
     github::split_owner_repo,
-    is_hidden,
+    is_hidden, settled_before_closing,
 };
 
 /// Pulls are listed this many at a time (Gitea's default maximum page size).
@@ -481,14 +481,8 @@ impl Forge for Gitea {
     /// `PATCH /repos/{owner}/{repo}/pulls/{index}` with `state: closed`.
     async fn close_pull_request(&self, number: u64, comment: &str) -> ForgeResult<PullRequest> {
         let current = self.pull_request(number).await?;
-        match current.state {
-            PullRequestState::Closed => return Ok(current),
-            PullRequestState::Merged => {
-                return Err(ForgeError::Conflict(format!(
-                    "gitea: pull request #{number} is merged"
-                )));
-            }
-            PullRequestState::Open => {}
+        if let Some(closed) = settled_before_closing(self.kind(), number, current)? {
+            return Ok(closed);
         }
         let n = number.to_string();
         let _: serde_json::Value = self

@@ -21,7 +21,7 @@ use super::{
     BranchSpec, DirLimits, DirRead, Forge, ForgeError, ForgeKind, ForgeResult, PullRequest,
     PullRequestSpec, PullRequestState,
     client::{Api, Blob, TreeEntry, decode_base64_text, is_commit_id, read_listed_blobs, segments},
-    is_hidden,
+    is_hidden, settled_before_closing,
 };
 
 /// The public GitHub API.
@@ -476,14 +476,8 @@ impl Forge for GitHub {
     /// comments), then `PATCH /repos/{owner}/{repo}/pulls/{number}` with `state: closed`.
     async fn close_pull_request(&self, number: u64, comment: &str) -> ForgeResult<PullRequest> {
         let current = self.pull_request(number).await?;
-        match current.state {
-            PullRequestState::Closed => return Ok(current),
-            PullRequestState::Merged => {
-                return Err(ForgeError::Conflict(format!(
-                    "github: pull request #{number} is merged"
-                )));
-            }
-            PullRequestState::Open => {}
+        if let Some(closed) = settled_before_closing(self.kind(), number, current)? {
+            return Ok(closed);
         }
         let n = number.to_string();
         let _: serde_json::Value = self

@@ -22,7 +22,7 @@ use super::{
     BranchSpec, DirLimits, DirRead, Forge, ForgeError, ForgeKind, ForgeResult, PullRequest,
     PullRequestSpec, PullRequestState,
     client::{Api, decode_base64_text, is_commit_id},
-    is_hidden,
+    is_hidden, settled_before_closing,
 };
 
 /// gitlab.com's API.
@@ -521,14 +521,8 @@ impl Forge for GitLab {
     /// `PUT /projects/:id/merge_requests/:iid` with `state_event: close`.
     async fn close_pull_request(&self, number: u64, comment: &str) -> ForgeResult<PullRequest> {
         let current = self.pull_request(number).await?;
-        match current.state {
-            PullRequestState::Closed => return Ok(current),
-            PullRequestState::Merged => {
-                return Err(ForgeError::Conflict(format!(
-                    "gitlab: merge request !{number} is merged"
-                )));
-            }
-            PullRequestState::Open => {}
+        if let Some(closed) = settled_before_closing(self.kind(), number, current)? {
+            return Ok(closed);
         }
         let n = number.to_string();
         let _: serde_json::Value = self

@@ -23,7 +23,7 @@ use chrono::Utc;
 
 use super::{
     BranchSpec, DirLimits, DirRead, Forge, ForgeError, ForgeKind, ForgeResult, MergeStyle,
-    PullRequest, PullRequestSpec, PullRequestState,
+    PullRequest, PullRequestSpec, PullRequestState, settled_before_closing,
 };
 use crate::adapters::db::Db;
 use crate::adapters::db::local_pulls::LocalPullRequest;
@@ -65,6 +65,19 @@ impl LocalForge {
     }
 
     /// Runs `work` on the repository's path on the blocking pool.
+    /// Pull request `number`'s row, with its id.
+    async fn row(&self, number: u64) -> ForgeResult<(i64, LocalPullRequest)> {
+        let id = i64::try_from(number)
+            .map_err(|_| ForgeError::NotFound(format!("pull request #{number}")))?;
+        let row = self
+            .db
+            .local_pull_request(id)
+            .await
+            .map_err(|e| ForgeError::Unavailable(format!("database: {e}")))?
+            .ok_or_else(|| ForgeError::NotFound(format!("pull request #{number}")))?;
+        Ok((id, row))
+    }
+
     async fn git<T: Send + 'static>(
         &self,
         work: impl FnOnce(&Path) -> GitResult<T> + Send + 'static,
@@ -204,22 +217,11 @@ impl Forge for LocalForge {
     /// the local forge's pull requests are read.
     async fn close_pull_request(&self, number: u64, comment: &str) -> ForgeResult<PullRequest> {
         let _ = comment;
-        let id = i64::try_from(number)
-            .map_err(|_| ForgeError::NotFound(format!("pull request #{number}")))?;
-        let row = self
-            .db
-            .local_pull_request(id)
-            .await
-            .map_err(|e| ForgeError::Unavailable(format!("database: {e}")))?
-            .ok_or_else(|| ForgeError::NotFound(format!("pull request #{number}")))?;
-        match row.pr_state() {
-            PullRequestState::Closed => return self.pull_request_of(&row),
-            PullRequestState::Merged => {
-                return Err(ForgeError::Conflict(format!(
-                    "pull request #{number} is merged"
-                )));
-            }
-            PullRequestState::Open => {}
+        let (id, row) = self.row(number).await?;
+        if let Some(closed) =
+            settled_before_closing(self.kind(), number, self.pull_request_of(&row)?)?
+        {
+            return Ok(closed);
         }
         self.db
             .set_local_pull_request_state(id, PullRequestState::Closed, None, Utc::now())
@@ -229,14 +231,7 @@ impl Forge for LocalForge {
     }
 
     async fn merge(&self, number: u64, style: MergeStyle) -> ForgeResult<PullRequest> {
-        let id = i64::try_from(number)
-            .map_err(|_| ForgeError::NotFound(format!("pull request #{number}")))?;
-        let row = self
-            .db
-            .local_pull_request(id)
-            .await
-            .map_err(|e| ForgeError::Unavailable(format!("database: {e}")))?
-            .ok_or_else(|| ForgeError::NotFound(format!("pull request #{number}")))?;
+        let (id, row) = self.row(number).await?;
         match row.pr_state() {
             PullRequestState::Merged => return self.pull_request_of(&row),
             PullRequestState::Closed => {

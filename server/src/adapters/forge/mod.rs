@@ -203,6 +203,23 @@ pub(crate) fn is_hidden(path: &str) -> bool {
     path.split('/').any(|name| name.starts_with('.'))
 }
 
+/// Before closing pull request `number` (as `current` stands): `Some` of it when it is closed
+/// already (closing again answers it), a [`ForgeError::Conflict`] when it is merged, `None`
+/// when it is open and may be closed.
+pub(crate) fn settled_before_closing(
+    forge: ForgeKind,
+    number: u64,
+    current: PullRequest,
+) -> ForgeResult<Option<PullRequest>> {
+    match current.state {
+        PullRequestState::Closed => Ok(Some(current)),
+        PullRequestState::Merged => Err(ForgeError::Conflict(format!(
+            "{forge}: pull request #{number} is merged"
+        ))),
+        PullRequestState::Open => Ok(None),
+    }
+}
+
 /// A forge holding the devops monorepo.
 ///
 /// Errors never carry the token. Implementations must be cheap to share (`Arc<dyn Forge>`).
