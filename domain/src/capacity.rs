@@ -49,6 +49,9 @@ pub enum Stage {
     /// Merged: its files on the base branch count (if they are still there); the request only
     /// names them.
     Merged,
+    /// A merged removal whose Application Argo CD has not deleted yet: its GPUs are still in
+    /// use, so they count as allocated although the folder is gone from the base branch.
+    Removing,
 }
 
 impl Stage {
@@ -64,6 +67,12 @@ impl Stage {
             RequestState::Merged => Some(Stage::Merged),
             RequestState::Rejected | RequestState::Closed | RequestState::Failed => None,
         }
+    }
+
+    /// Whether a holder at this stage holds its GPUs (allocated, or still running while its
+    /// removal goes through).
+    pub fn holds(self) -> bool {
+        matches!(self, Stage::Allocated | Stage::Removing)
     }
 }
 
@@ -143,7 +152,7 @@ impl ClusterCapacity {
             allocated_to: self
                 .holders
                 .iter()
-                .filter(|h| h.stage == Stage::Allocated)
+                .filter(|h| h.stage.holds())
                 .map(|h| h.namespace.clone())
                 .collect(),
         })
@@ -206,7 +215,7 @@ pub fn ledger(
                     .map(|h| h.gpus)
                     .sum()
             };
-            let allocated = sum(Stage::Allocated);
+            let allocated = sum(Stage::Allocated) + sum(Stage::Removing);
             let pending = sum(Stage::Pending);
             ClusterCapacity {
                 id: cluster.id.clone(),
@@ -370,6 +379,16 @@ mod tests {
         let l = ledger(&sp(), &[], &[claim(1, "rui-llm", 1, Stage::Merged)]);
         assert_eq!((l[0].allocated, l[0].pending, l[0].free), (0, 0, 1));
         assert!(l[0].holders.is_empty());
+    }
+
+    #[test]
+    fn a_removal_argo_cd_has_not_finished_still_holds_its_gpus_and_is_named_in_a_refusal() {
+        let l = ledger(&sp(), &[], &[claim(7, "rui-llm", 1, Stage::Removing)]);
+        assert_eq!((l[0].allocated, l[0].pending, l[0].free), (1, 0, 0));
+        assert_eq!(l[0].holders[0].request, Some(7));
+        assert_eq!(l[0].holders[0].source, Source::Request);
+        let refused = l[0].check(1).unwrap_err();
+        assert_eq!(refused.allocated_to, ["ws-rui-llm"]);
     }
 
     #[test]

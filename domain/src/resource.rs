@@ -42,19 +42,23 @@ pub enum ResourceState {
     Live,
     /// Applied but not healthy.
     Degraded,
-    /// Its folder is no longer on the base branch.
+    /// Its removal is merged and Argo CD still has the Application that ran it.
+    Removing,
+    /// Its folder is no longer on the base branch (and, where deployments are followed, Argo
+    /// CD no longer has its Application).
     Removed,
 }
 
 impl ResourceState {
     /// Every state, in the order of a resource's life.
-    pub const ALL: [ResourceState; 7] = [
+    pub const ALL: [ResourceState; 8] = [
         ResourceState::Pending,
         ResourceState::Proposed,
         ResourceState::Merged,
         ResourceState::Syncing,
         ResourceState::Live,
         ResourceState::Degraded,
+        ResourceState::Removing,
         ResourceState::Removed,
     ];
 
@@ -67,6 +71,7 @@ impl ResourceState {
             ResourceState::Syncing => "syncing",
             ResourceState::Live => "live",
             ResourceState::Degraded => "degraded",
+            ResourceState::Removing => "removing",
             ResourceState::Removed => "removed",
         }
     }

@@ -154,6 +154,16 @@ impl FakeArgo {
         inner.apps.push(app);
     }
 
+    /// Forgets the application `name` (Argo CD deleted it, as an ApplicationSet does when
+    /// its folder is gone).
+    pub fn delete(&self, name: &str) {
+        self.inner
+            .lock()
+            .unwrap()
+            .apps
+            .retain(|a| a["metadata"]["name"] != name);
+    }
+
     /// Makes every answer an error with `status`, or (`None`) answers normally again.
     pub fn fail_with(&self, status: Option<StatusCode>) {
         self.inner.lock().unwrap().failing = status;

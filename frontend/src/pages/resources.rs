@@ -33,6 +33,7 @@ pub fn resource_state_key(s: ResourceState) -> &'static str {
         ResourceState::Syncing => "res-state-syncing",
         ResourceState::Live => "res-state-live",
         ResourceState::Degraded => "res-state-degraded",
+        ResourceState::Removing => "res-state-removing",
         ResourceState::Removed => "res-state-removed",
     }
 }
@@ -245,6 +246,7 @@ fn next_key(s: ResourceState) -> &'static str {
     match s {
         ResourceState::Pending => "res-next-pending",
         ResourceState::Proposed => "res-next-proposed",
+        ResourceState::Removing => "res-next-removing",
         ResourceState::Removed => "res-next-removed",
         _ => "res-next-merged",
     }

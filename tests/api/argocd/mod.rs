@@ -238,4 +238,54 @@ on_both_databases! {
         assert_eq!(live["deployment"]["revision"], later.as_str());
         argocd.assert_clean();
     }
+
+    async fn a_merged_removal_is_removing_and_holds_its_gpu_until_argo_cd_deletes_the_application(backend: Backend) {
+        let argocd = FakeArgo::up().await;
+        let app = spawn_configured(backend, CatalogSetup::Embedded, follow_with(&argocd.base)).await;
+        let rui = app.dev_browser("rui").await;
+        let id = merged_workspace(&app, &rui).await;
+        let (merge, _) = merge_and_before(&app);
+        argocd.put(application("ws-nlp", TARGET, &AppStatus { sync: "Synced", revision: &merge, health: "Healthy", message: None }));
+        resource_until(&app, &rui, id, "became live", |r| r["state"] == "live").await;
+
+        let removal = app.post_json(&rui, &format!("/api/v1/resources/{id}/requests"), &json!({"kind": "remove"}), 201).await;
+        let removal_id = removal["id"].as_i64().unwrap();
+        crate::requests::wait_for_state(&app, &rui, removal_id, "proposed").await;
+        app.post_json(&app.client, &format!("/api/v1/requests/{removal_id}/merge"), &json!({}), 200).await;
+
+        // The folder is gone from main, but Argo CD still runs it: removing, GPU still held.
+        let removing = resource_until(&app, &rui, id, "became removing", |r| {
+            r["state"] == "removing" && !r["deployment"]["checked_at"].is_null()
+        }).await;
+        assert_eq!(removing["deployment"]["application"], "ws-nlp", "{removing}");
+        assert!(removing["note"].as_str().unwrap().contains("Argo CD still has application ws-nlp"), "{removing}");
+        let sp = |capacity: &Value| capacity["clusters"].as_array().unwrap().iter().find(|c| c["id"] == "gpu-sp-01").unwrap().clone();
+        let held = sp(&app.get_json_as(&rui, "/api/v1/capacity", 200).await);
+        assert_eq!(held["free"], 0, "{held}");
+        assert_eq!(held["holders"][0]["stage"], "removing", "{held}");
+        assert_eq!(held["holders"][0]["request"], removal_id, "{held}");
+        let refused = app.post_json(&rui, "/api/v1/requests", &json!({
+            "template": "gpu-workspace",
+            "values": {"name": "vision", "cluster": "gpu-sp-01", "gpus": 1, "purpose": "thesis"}
+        }), 422).await;
+        assert_eq!(refused["details"][0]["code"], "exceeds_free_capacity", "{refused}");
+        let listed = app.get_json_as(&rui, "/api/v1/resources?state=removing", 200).await;
+        assert_eq!(listed["resources"][0]["id"], id, "{listed}");
+
+        // The ApplicationSet no longer generates it: removed, and the GPU is free.
+        argocd.delete("ws-nlp");
+        let removed = resource_until(&app, &rui, id, "became removed", |r| r["state"] == "removed").await;
+        assert_eq!(removed["access"], Value::Null, "{removed}");
+        let free = sp(&app.get_json_as(&rui, "/api/v1/capacity", 200).await);
+        assert_eq!((free["free"].as_i64(), free["holders"].as_array().map(Vec::len)), (Some(1), Some(0)), "{free}");
+        let steps = deployment_steps(&app, removal_id).await;
+        let names: Vec<&str> = steps.iter().map(|(s, _, _)| s.as_str()).collect();
+        assert_eq!(names, ["removing", "removed"]);
+
+        // Removed is final: later rounds ask Argo CD about nothing of this folder.
+        let asked = argocd.seen().len();
+        tokio::time::sleep(Duration::from_millis(2500)).await;
+        assert_eq!(argocd.seen().len(), asked, "nothing left to follow: {:?}", argocd.seen());
+        argocd.assert_clean();
+    }
 }

@@ -22,7 +22,11 @@ pub struct DeploymentRecord {
     pub request_id: i64,
     /// Its folder in the monorepo.
     pub target: String,
-    /// `merged` (no answer about it yet), `syncing`, `live` or `degraded`.
+    /// Whether the request removes its folder: its deployment is over once Argo CD no longer
+    /// has the Application.
+    pub removal: bool,
+    /// `merged` (no answer about it yet), `syncing`, `live` or `degraded`; for a removal,
+    /// `removing` or `removed`.
     pub state: ResourceState,
     /// The commit of the base branch the deployment must contain.
     pub merge_commit: String,
@@ -46,6 +50,7 @@ pub struct DeploymentRecord {
 struct DeploymentRow {
     request_id: i64,
     target: String,
+    action: String,
     state: String,
     merge_commit: String,
     application: Option<String>,
@@ -69,6 +74,7 @@ impl TryFrom<DeploymentRow> for DeploymentRecord {
         Ok(DeploymentRecord {
             request_id: r.request_id,
             target: r.target,
+            removal: r.action == mirante_domain::request::Action::Remove.as_str(),
             state,
             merge_commit: r.merge_commit,
             application: r.application,
@@ -96,10 +102,10 @@ pub struct Unfollowed {
 /// What one answer of Argo CD says about a deployment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Observed<'a> {
-    /// `syncing`, `live` or `degraded`.
+    /// `syncing`, `live` or `degraded`; for a removal, `removing` or `removed`.
     pub state: ResourceState,
-    /// The Application.
-    pub application: &'a str,
+    /// The Application (none when a removal finds it gone and none was seen before).
+    pub application: Option<&'a str>,
     /// The revision it reported.
     pub revision: Option<&'a str>,
     /// What it said.
@@ -107,10 +113,17 @@ pub struct Observed<'a> {
 }
 
 // language=sql
-const SELECT: &str = "select d.request_id, r.target, d.state, d.merge_commit, d.application,
+const SELECT: &str =
+    "select d.request_id, r.target, r.action, d.state, d.merge_commit, d.application,
                              d.revision, d.message, d.last_error, d.failures, d.checked_at,
                              d.next_check_ms
                       from resource_deployment d join request r on r.request_id = d.request_id";
+
+// A later merged request on the same folder: the row it supersedes is not asked about again.
+// language=sql
+const LATER_MERGE: &str =
+    "select 1 from request l where l.target = r.target and l.kind = 'template'
+                           and l.state = 'merged' and l.request_id > d.request_id";
 
 impl Db {
     /// Merged template requests with no deployment row yet, oldest first.
@@ -162,7 +175,8 @@ impl Db {
         limit: i64,
     ) -> Result<Vec<DeploymentRecord>, DbError> {
         let sql = format!(
-            "{SELECT} where d.next_check_ms <= $1 order by d.next_check_ms, d.request_id limit $2"
+            "{SELECT} where d.next_check_ms <= $1 and not exists ({LATER_MERGE})
+             order by d.next_check_ms, d.request_id limit $2"
         );
         let rows: Vec<DeploymentRow> = on_db!(self, |pool| sqlx::query_as(&sql)
             .bind(now_ms)
@@ -378,7 +392,7 @@ mod tests {
         // Two replicas read the row in the same state and both saw it syncing.
         let seen = Observed {
             state: ResourceState::Syncing,
-            application: "ws-nlp",
+            application: Some("ws-nlp"),
             revision: Some("old"),
             message: Some("OutOfSync"),
         };

@@ -181,6 +181,37 @@ pub(crate) fn claim_of(request: &RequestRecord, set: &TemplateSet) -> Option<Cla
     })
 }
 
+/// The claims of merged `removals` whose removal is not over (`removed` answers whether it
+/// is): for each, the claim of the latest merged request before it on the same folder (among
+/// `open`), held by the removal at stage [`Stage::Removing`].
+pub(crate) fn removing_claims(
+    removals: &[&RequestRecord],
+    open: &[RequestRecord],
+    set: &TemplateSet,
+    removed: impl Fn(i64) -> bool,
+) -> Vec<Claim> {
+    removals
+        .iter()
+        .filter(|r| !removed(r.id))
+        .filter_map(|r| {
+            let last = open
+                .iter()
+                .filter(|o| {
+                    o.target == r.target
+                        && o.id < r.id
+                        && o.state == mirante_domain::request::RequestState::Merged
+                        && o.action != mirante_domain::request::Action::Remove
+                })
+                .max_by_key(|o| o.id)?;
+            claim_of(last, set).map(|c| Claim {
+                request: r.id,
+                stage: Stage::Removing,
+                ..c
+            })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,13 +5,15 @@
 //!
 //! ```text
 //! every poll interval (or at once after a merge in the portal):
-//!   merged requests not followed yet ── merge commit (forge; else the base branch's head) ──► row, due now
+//!   merged requests not followed yet (a row per request; only the latest of a folder is asked about) ── merge commit (forge; else the base branch's head) ──► row, due now
 //!   due rows ── one GET /api/v1/applications ──► per row: the Application whose
 //!     spec.source.path / spec.sources[].path is the folder (any repoURL)
 //!       ── synced revision contains the merge commit? (forge: is it, or an ancestor of it)
 //!       ── mirante_domain::deployment::judge ──► state, message; a changed state → timeline row
 //!   Argo CD down, refusing, no Application yet ──► last_error on the row, state kept,
 //!                                                  next check after a capped exponential backoff
+//!   a merged removal ──► `removing` while an Application still deploys the folder,
+//!                        `removed` once none does (never asked about again)
 //! ```
 //!
 //! Everything is in the database (`resource_deployment`), so a restart resumes where the last
@@ -216,6 +218,9 @@ impl Follower {
         apps: &[Application],
         base_head: &mut Option<Option<String>>,
     ) -> Result<(), FollowError> {
+        if d.removal {
+            return self.check_removal(d, apps).await;
+        }
         let Some(app) = application_for(apps, &d.target) else {
             let error = format!(
                 "no Argo CD application deploys {} (spec.source.path or spec.sources[].path)",
@@ -250,7 +255,7 @@ impl Follower {
         let now = Utc::now();
         let seen = Observed {
             state,
-            application: &observation.application,
+            application: Some(&observation.application),
             revision: observation.revisions.first().map(String::as_str),
             message: verdict.message(),
         };
@@ -260,6 +265,41 @@ impl Follower {
             .await?;
         if changed {
             tracing::info!(request.id = d.request_id, from = %d.state, to = %state, application = %observation.application, "deployment moved on");
+        }
+        Ok(())
+    }
+
+    /// A merged removal: `removing` while an Application still deploys the folder (Argo CD
+    /// has not pruned it yet), `removed` once none does — asked about no more after that.
+    async fn check_removal(
+        &self,
+        d: &DeploymentRecord,
+        apps: &[Application],
+    ) -> Result<(), FollowError> {
+        let app = application_for(apps, &d.target);
+        let name = app.and_then(|a| a.metadata.name.as_deref());
+        let message = name.map(|n| {
+            format!(
+                "Argo CD still has application {n}; the resource is removed once Argo CD deletes it"
+            )
+        });
+        let (state, next) = match app {
+            Some(_) => (ResourceState::Removing, self.settings.interval),
+            None => (ResourceState::Removed, Duration::MAX),
+        };
+        let revision = app
+            .and_then(|a| a.status.sync.as_ref())
+            .and_then(|s| s.all_revisions().into_iter().next());
+        let now = Utc::now();
+        let seen = Observed {
+            state,
+            application: name.or(d.application.as_deref()),
+            revision: revision.as_deref(),
+            message: message.as_deref(),
+        };
+        let next_ms = now.timestamp_millis().saturating_add(millis(next));
+        if self.db.record_deployment(d, &seen, now, next_ms).await? {
+            tracing::info!(request.id = d.request_id, from = %d.state, to = %state, target = %d.target, "removal moved on");
         }
         Ok(())
     }
@@ -380,6 +420,15 @@ pub(crate) fn shown_state(row: Option<&DeploymentRecord>) -> ResourceState {
     }
 }
 
+/// The state a resource whose removal is merged shows: `removed` once the follower found no
+/// Application deploying its folder, `removing` until then (not checked yet included).
+pub(crate) fn removal_state(row: Option<&DeploymentRecord>) -> ResourceState {
+    match row.map(|r| r.state) {
+        Some(ResourceState::Removed) => ResourceState::Removed,
+        _ => ResourceState::Removing,
+    }
+}
+
 /// Rows by request id.
 pub(crate) fn by_request(rows: Vec<DeploymentRecord>) -> HashMap<i64, DeploymentRecord> {
     rows.into_iter().map(|r| (r.request_id, r)).collect()
@@ -441,6 +490,7 @@ mod tests {
         let row = DeploymentRecord {
             request_id: 1,
             target: "a".into(),
+            removal: false,
             state: ResourceState::Live,
             merge_commit: "m".into(),
             application: Some("ws-a".into()),
@@ -460,5 +510,40 @@ mod tests {
         );
         assert_eq!(shown_state(Some(&row)), ResourceState::Live);
         assert_eq!(shown_state(None), ResourceState::Merged);
+    }
+
+    #[test]
+    fn a_merged_removal_is_removing_until_the_follower_finds_no_application() {
+        let row = |state| DeploymentRecord {
+            request_id: 2,
+            target: "a".into(),
+            removal: true,
+            state,
+            merge_commit: "m".into(),
+            application: Some("ws-a".into()),
+            revision: None,
+            message: None,
+            last_error: None,
+            failures: 0,
+            checked_at: None,
+            next_check_ms: 0,
+        };
+        assert_eq!(
+            removal_state(None),
+            ResourceState::Removing,
+            "not asked yet"
+        );
+        assert_eq!(
+            removal_state(Some(&row(ResourceState::Merged))),
+            ResourceState::Removing
+        );
+        assert_eq!(
+            removal_state(Some(&row(ResourceState::Removing))),
+            ResourceState::Removing
+        );
+        assert_eq!(
+            removal_state(Some(&row(ResourceState::Removed))),
+            ResourceState::Removed
+        );
     }
 }

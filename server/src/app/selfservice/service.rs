@@ -408,14 +408,45 @@ impl SelfService {
     pub async fn capacity(&self) -> Result<Vec<ClusterCapacity>, ServiceError> {
         let (clusters, workspaces) = self.capacity_on_base().await?;
         let set = self.template_set().await;
-        let claims: Vec<Claim> = self
-            .db
-            .open_requests()
-            .await?
+        let open = self.db.open_requests().await?;
+        let mut claims: Vec<Claim> = open
             .iter()
             .filter_map(|r| capacity::claim_of(r, &set))
             .collect();
+        claims.extend(self.removing_claims(&open, &set).await?);
         Ok(ledger(&clusters, &workspaces, &claims))
+    }
+
+    /// The GPUs of resources whose removal is merged while Argo CD still has the Application
+    /// that runs them (or has not been asked yet): each as the claim of the request that last
+    /// wrote the folder, held by the removal at stage `removing`. None when deployments are
+    /// not followed: then a merged removal frees its GPUs at once.
+    async fn removing_claims(
+        &self,
+        open: &[RequestRecord],
+        set: &TemplateSet,
+    ) -> Result<Vec<Claim>, ServiceError> {
+        if self.follower.is_none() {
+            return Ok(Vec::new());
+        }
+        let removals: Vec<&RequestRecord> = open
+            .iter()
+            .filter(|r| r.state == RequestState::Merged && r.action == request::Action::Remove)
+            .collect();
+        if removals.is_empty() {
+            return Ok(Vec::new());
+        }
+        let removed: std::collections::HashSet<i64> = self
+            .db
+            .deployments(None)
+            .await?
+            .into_iter()
+            .filter(|d| d.removal && d.state == mirante_domain::resource::ResourceState::Removed)
+            .map(|d| d.request_id)
+            .collect();
+        Ok(capacity::removing_claims(&removals, open, set, |id| {
+            removed.contains(&id)
+        }))
     }
 
     /// The GPU clusters of the catalog in force and their workspaces on the base branch.
@@ -768,18 +799,23 @@ impl SelfService {
         let guarded = match (&claim, &overcommit_reason) {
             (Some(claim), None) => {
                 let (clusters, workspaces) = self.capacity_on_base().await?;
-                Some((claim.clone(), clusters, workspaces))
+                // Removals only ever finish: read before the transaction, they hold at least
+                // what they hold when it runs.
+                let open = self.db.open_requests().await?;
+                let removing = self.removing_claims(&open, &set).await?;
+                Some((claim.clone(), clusters, workspaces, removing))
             }
             _ => None,
         };
         let check = |open: &[RequestRecord]| -> Result<(), OverAsk> {
-            let Some((claim, clusters, workspaces)) = &guarded else {
+            let Some((claim, clusters, workspaces, removing)) = &guarded else {
                 return Ok(());
             };
             let claims: Vec<Claim> = open
                 .iter()
                 .filter(|o| o.id != claim.request)
                 .filter_map(|o| capacity::claim_of(o, &set))
+                .chain(removing.iter().cloned())
                 .collect();
             // A request on a resource that exists (an update) asks only for what it adds to
             // the GPUs its folder holds on the base branch.
@@ -797,7 +833,7 @@ impl SelfService {
                 .find(|c| c.id == claim.cluster)
                 .map_or(Ok(()), |c| c.check(more))
         };
-        let guard = guarded.as_ref().map(|(claim, _, _)| CapacityGuard {
+        let guard = guarded.as_ref().map(|(claim, ..)| CapacityGuard {
             lock: &claim.cluster,
             check: &check,
         });

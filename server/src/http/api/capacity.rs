@@ -54,7 +54,8 @@ pub(crate) struct HolderBody {
     pub request: Option<i64>,
     /// GPUs.
     pub gpus: u64,
-    /// `allocated` or `pending`.
+    /// `allocated`, `pending`, or `removing` (a merged removal whose Application Argo CD
+    /// still has: its GPUs stay allocated until it is gone).
     #[schema(example = "allocated")]
     pub stage: String,
     /// `monorepo` (files on the base branch) or `request` (not merged yet).
@@ -74,6 +75,7 @@ fn holder(h: Holder) -> HolderBody {
             Stage::Allocated => "allocated",
             Stage::Pending => "pending",
             Stage::Merged => "merged",
+            Stage::Removing => "removing",
         }
         .to_owned(),
         source: match h.source {

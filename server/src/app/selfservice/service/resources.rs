@@ -6,7 +6,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use mirante_domain::KubernetesAccess;
 use mirante_domain::access::{self, Principal, Role};
-use mirante_domain::request::RequestState;
+use mirante_domain::request::{Action, RequestState};
 use mirante_domain::resource::{
     self, Access, OnBase, RequestFacts, Resource, ResourceFilter, ResourceState,
 };
@@ -135,6 +135,20 @@ impl SelfService {
                     r.note = deployment.note();
                 }
                 r.deployment = Some(deployment);
+            } else if followed && matches!(r.state, ResourceState::Removed) {
+                // A removal counts once Argo CD no longer has the Application that ran it.
+                let removal = rows.iter().rev().find(|q| {
+                    q.record.target == r.target && q.record.state == RequestState::Merged
+                });
+                if let Some(q) = removal.filter(|q| q.record.action == Action::Remove) {
+                    let row = rows_by_request.get(&q.record.id);
+                    r.state = deployments::removal_state(row);
+                    let deployment = deployments::deployment_view(followed, row);
+                    if r.state == ResourceState::Removing && r.note.is_none() {
+                        r.note = deployment.note();
+                    }
+                    r.deployment = Some(deployment);
+                }
             }
         }
         Ok(found)
