@@ -7,7 +7,6 @@ use std::{sync::Arc, time::Duration};
 use chrono::{NaiveDate, TimeZone, Utc};
 use mirante::app::clock::ManualClock;
 use mirante::app::selfservice::expiry::{ExpiryRemoval, ExpirySettings, ExpirySweep};
-use secrecy::SecretString;
 use serde_json::{Value, json};
 
 use crate::helpers::*;
@@ -61,13 +60,7 @@ fn noon(day: NaiveDate) -> chrono::DateTime<Utc> {
 on_both_databases! {
     async fn the_owner_is_told_before_expiry_then_the_removal_is_opened_unless_an_extension_waits(backend: Backend) {
         let sink = MailSink::start(false);
-        let smtp = sink.url();
-        let app = spawn_configured(backend, CatalogSetup::Embedded, move |c, _| {
-            c.smtp_url = Some(SecretString::from(smtp));
-            c.mail_from = Some("Mirante <portal@mirante.test>".to_owned());
-            c.expiry_sweep_secs = 0;
-        })
-        .await;
+        let app = spawn_with_mail(backend, sink.url(), |c, _| c.expiry_sweep_secs = 0).await;
         let rui = app.dev_browser("rui").await;
         let (nlp, expires) = merged(&app, &rui, "nlp", 10).await;
         let clock = Arc::new(ManualClock::at(noon(expires - chrono::Days::new(9))));

@@ -372,6 +372,24 @@ pub async fn spawn_app_with(backend: Backend, catalog: CatalogSetup) -> TestApp 
     spawn_configured(backend, catalog, |_, _| {}).await
 }
 
+/// Who the portal's e-mails come from in the tests.
+pub const MAIL_FROM: &str = "Mirante <portal@mirante.test>";
+
+/// The app sending e-mail to `smtp` (a [`crate::mail::MailSink`]'s URL, or an address where
+/// nothing listens) from [`MAIL_FROM`], configured further by `configure`.
+pub async fn spawn_with_mail(
+    backend: Backend,
+    smtp: String,
+    configure: impl FnOnce(&mut Config, u16),
+) -> TestApp {
+    spawn_configured(backend, CatalogSetup::Embedded, move |c, port| {
+        c.smtp_url = Some(secrecy::SecretString::from(smtp));
+        c.mail_from = Some(MAIL_FROM.to_owned());
+        configure(c, port);
+    })
+    .await
+}
+
 /// Starts a server with the small test catalog after `configure` has adjusted its
 /// configuration; `configure` also learns the port the server will listen on (to start an
 /// OpenID provider that redirects to it).

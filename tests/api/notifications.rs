@@ -16,7 +16,6 @@ use crate::helpers::*;
 use crate::mail::{MailSink, Received, free_port};
 use crate::requests::wait_for_state;
 
-const FROM: &str = "Mirante <portal@mirante.test>";
 const HOOK_SECRET: &str = "hook-secret-for-the-test";
 
 fn workspace(name: &str) -> Value {
@@ -152,10 +151,8 @@ on_both_databases! {
     async fn the_request_journey_emails_the_admins_and_the_requester_in_their_language_and_calls_the_signed_webhook(backend: Backend) {
         let sink = MailSink::start(false);
         let hook = hook().await;
-        let (smtp, hook_url) = (sink.url(), hook.url.clone());
-        let app = spawn_configured(backend, CatalogSetup::Embedded, move |c, _| {
-            c.smtp_url = Some(SecretString::from(smtp));
-            c.mail_from = Some(FROM.to_owned());
+        let hook_url = hook.url.clone();
+        let app = spawn_with_mail(backend, sink.url(), move |c, _| {
             c.notify_webhook_url = Some(SecretString::from(hook_url));
             c.notify_webhook_secret = Some(SecretString::from(HOOK_SECRET));
         })
@@ -243,9 +240,7 @@ on_both_databases! {
 
     async fn a_mail_server_that_is_down_keeps_messages_pending_with_the_error_and_delivers_each_once_when_back(backend: Backend) {
         let port = free_port();
-        let app = spawn_configured(backend, CatalogSetup::Embedded, move |c, _| {
-            c.smtp_url = Some(SecretString::from(format!("smtp://127.0.0.1:{port}")));
-            c.mail_from = Some(FROM.to_owned());
+        let app = spawn_with_mail(backend, format!("smtp://127.0.0.1:{port}"), |c, _| {
             c.worker_retry_secs = 1;
             c.worker_retry_max_secs = 1;
         })
@@ -288,9 +283,7 @@ on_both_databases! {
 
     async fn a_message_the_mail_server_never_takes_is_given_up_after_its_last_attempt_and_listed_as_failed(backend: Backend) {
         let port = free_port();
-        let app = spawn_configured(backend, CatalogSetup::Embedded, move |c, _| {
-            c.smtp_url = Some(SecretString::from(format!("smtp://127.0.0.1:{port}")));
-            c.mail_from = Some(FROM.to_owned());
+        let app = spawn_with_mail(backend, format!("smtp://127.0.0.1:{port}"), |c, _| {
             c.worker_retry_secs = 1;
             c.worker_retry_max_secs = 1;
             c.notify_max_attempts = 2;
@@ -388,10 +381,8 @@ on_both_databases! {
         use mirante_tests::argocd::{AppStatus, FakeArgo, TOKEN, application};
         let sink = MailSink::start(false);
         let argocd = FakeArgo::up().await;
-        let (smtp, argocd_url) = (sink.url(), argocd.base.clone());
-        let app = spawn_configured(backend, CatalogSetup::Embedded, move |c, _| {
-            c.smtp_url = Some(SecretString::from(smtp));
-            c.mail_from = Some(FROM.to_owned());
+        let argocd_url = argocd.base.clone();
+        let app = spawn_with_mail(backend, sink.url(), move |c, _| {
             c.argocd_url = Some(argocd_url);
             c.argocd_token = Some(SecretString::from(TOKEN.to_owned()));
             c.argocd_poll_secs = 1;

@@ -8,7 +8,6 @@ use std::{path::Path, sync::Arc, time::Duration};
 use chrono::Utc;
 use mirante::app::clock::ManualClock;
 use mirante::app::selfservice::expiry::{ExpiryRemoval, ExpirySettings, ExpirySweep};
-use secrecy::SecretString;
 use serde_json::{Value, json};
 
 use crate::helpers::*;
@@ -150,13 +149,7 @@ on_both_databases! {
 
     async fn the_sweep_tells_the_owner_once_of_a_template_update_for_their_resource(backend: Backend) {
         let sink = MailSink::start(false);
-        let smtp = sink.url();
-        let app = spawn_configured(backend, CatalogSetup::Embedded, move |c, _| {
-            c.smtp_url = Some(SecretString::from(smtp));
-            c.mail_from = Some("Mirante <portal@mirante.test>".to_owned());
-            c.expiry_sweep_secs = 0;
-        })
-        .await;
+        let app = spawn_with_mail(backend, sink.url(), |c, _| c.expiry_sweep_secs = 0).await;
         let rui = app.dev_browser("rui").await;
         let monorepo = app.data_dir.join("monorepo");
         let nlp = crate::requests::merged_workspace(&app, &rui, &workspace("nlp")).await;
