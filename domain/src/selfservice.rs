@@ -255,6 +255,10 @@ pub struct ItemSchema {
     /// A regular expression the item must match (unanchored, as in JSON Schema).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pattern: Option<String>,
+    /// What `pattern` asks for, in words, shown instead of the expression when an item does
+    /// not match.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern_message: Option<Localized>,
     /// A named format.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<Format>,
@@ -302,6 +306,10 @@ pub struct Parameter {
     /// `^…$` to match the whole value).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pattern: Option<String>,
+    /// What `pattern` asks for, in words (`Lowercase letters, digits and single underscores,
+    /// starting with a letter.`), shown instead of the expression when a value does not match.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern_message: Option<Localized>,
     /// A named string format.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<Format>,
@@ -994,6 +1002,7 @@ fn check_value(
                 min_length: p.min_length,
                 max_length: p.max_length,
                 pattern: p.pattern.as_deref(),
+                pattern_message: p.pattern_message.as_ref(),
                 format: p.format,
                 choices: p.choices.as_deref(),
             };
@@ -1073,6 +1082,7 @@ fn check_value(
                 min_length: schema.and_then(|s| s.min_length),
                 max_length: schema.and_then(|s| s.max_length),
                 pattern: schema.and_then(|s| s.pattern.as_deref()),
+                pattern_message: schema.and_then(|s| s.pattern_message.as_ref()),
                 format: schema.and_then(|s| s.format),
                 choices: schema.and_then(|s| s.choices.as_deref()),
             };
@@ -1135,6 +1145,7 @@ struct StringRules<'a> {
     min_length: Option<u32>,
     max_length: Option<u32>,
     pattern: Option<&'a str>,
+    pattern_message: Option<&'a Localized>,
     format: Option<Format>,
     choices: Option<&'a [Value]>,
 }
@@ -1210,14 +1221,22 @@ impl StringRules<'_> {
             // here as a mismatch rather than letting any value through.
             let matches = compile(pattern).is_ok_and(|re| re.is_match(s));
             if !matches {
-                return Err(with_index(
-                    FieldError::new(
+                let error = match self.pattern_message {
+                    // The template's words, in both languages; the expression stays an
+                    // argument for API clients.
+                    Some(words) => FieldError::new(
+                        field,
+                        ErrorCode::Pattern,
+                        format!("{prefix}does not have the expected form: {}", words.en),
+                    )
+                    .arg("hint", serde_json::to_value(words).unwrap_or(Value::Null)),
+                    None => FieldError::new(
                         field,
                         ErrorCode::Pattern,
                         format!("{prefix}must match the pattern {pattern}"),
-                    )
-                    .arg("pattern", pattern),
-                ));
+                    ),
+                };
+                return Err(with_index(error.arg("pattern", pattern)));
             }
         }
         check_enum(field, &Value::from(s), self.choices, index)

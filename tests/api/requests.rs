@@ -505,6 +505,16 @@ on_both_databases! {
         assert_eq!(submit["details"], preview["details"]);
         assert!(unknown["error"].as_str().is_some());
         assert_eq!(not_json.status().as_u16(), 400);
+
+        // A pattern is explained in the template's words (the UI reads them in both languages).
+        let database = json!({
+            "template": "postgres-cnpg",
+            "values": {"cluster": "gpu-sp-01", "name": "appdb", "namespace": "ws-nlp", "databases": ["app"], "owner": "Bad-Owner"}
+        });
+        let refused = app.post_json(&rui, "/api/v1/requests/preview", &database, 422).await;
+        let owner = refused["details"].as_array().unwrap().iter().find(|d| d["field"] == "owner").unwrap_or_else(|| panic!("{refused}"));
+        assert_eq!(owner["code"], "pattern", "{owner}");
+        assert!(owner["message"].as_str().unwrap().starts_with("does not have the expected form: Lowercase letters"), "{owner}");
         assert!(app.db.list_requests(None, 10).await.unwrap().is_empty(), "nothing stored");
     }
 

@@ -23,6 +23,7 @@ fn param(name: &str, kind: ParamType) -> Parameter {
         min_length: None,
         max_length: None,
         pattern: None,
+        pattern_message: None,
         format: None,
         items: None,
         min_items: None,
@@ -73,6 +74,10 @@ fn workspace() -> TemplateManifest {
                     min_length: None,
                     max_length: Some(30),
                     pattern: Some("^[a-z][a-z0-9_]*$".into()),
+                    pattern_message: Some(Localized {
+                        pt_br: "Letras minúsculas, dígitos e _.".into(),
+                        en: "Lowercase letters, digits and _.".into(),
+                    }),
                     format: None,
                     choices: None,
                 }),
@@ -242,6 +247,29 @@ fn array_items_are_checked_one_by_one_with_their_index() {
 
     assert_eq!(errors[0].code, ErrorCode::Pattern);
     assert_eq!(errors[0].args["index"], json!(1));
+}
+
+#[test]
+fn a_pattern_with_words_says_them_in_both_languages_instead_of_the_expression() {
+    let errors = validate(
+        &workspace(),
+        &json!({"name": "ok", "cluster": "gpu-sp-01", "databases": ["Bad-Name"]}),
+        &catalog(),
+    )
+    .unwrap_err();
+
+    assert_eq!(
+        errors[0].message,
+        "item 1: does not have the expected form: Lowercase letters, digits and _."
+    );
+    assert_eq!(
+        errors[0].args["hint"],
+        json!({"pt-BR": "Letras minúsculas, dígitos e _.", "en": "Lowercase letters, digits and _."})
+    );
+    assert_eq!(
+        errors[0].args["pattern"], "^[a-z][a-z0-9_]*$",
+        "kept for API clients"
+    );
 }
 
 #[test]

@@ -322,6 +322,7 @@ ss-err-too_short = At least { $min_length } characters.
 ss-err-too_long = At most { $max_length } characters.
 ss-err-not_in_enum = Must be one of: { $allowed }.
 ss-err-pattern = Does not have the expected form ({ $pattern }).
+ss-err-pattern-words = Does not have the expected form: { $words }
 ss-err-not_dns_label = Lowercase letters, digits and hyphens only, starting and ending with a letter or digit, at most 63 characters.
 ss-err-not_external_url = An http:// or https:// address of a service on the network; not this machine (localhost, 127.0.0.1) nor the cloud metadata service (169.254.x.x).
 ss-err-forbidden_character = Contains the control or invisible character { $character }.

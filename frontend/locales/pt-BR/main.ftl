@@ -322,6 +322,7 @@ ss-err-too_short = Pelo menos { $min_length } caracteres.
 ss-err-too_long = No máximo { $max_length } caracteres.
 ss-err-not_in_enum = Deve ser um de: { $allowed }.
 ss-err-pattern = Não tem a forma esperada ({ $pattern }).
+ss-err-pattern-words = Não tem a forma esperada: { $words }
 ss-err-not_dns_label = Apenas letras minúsculas, dígitos e hífens, começando e terminando com letra ou dígito, no máximo 63 caracteres.
 ss-err-not_external_url = Um endereço http:// ou https:// de um serviço na rede; nem esta máquina (localhost, 127.0.0.1) nem o serviço de metadados da nuvem (169.254.x.x).
 ss-err-forbidden_character = Contém o caractere de controle ou invisível { $character }.

@@ -137,7 +137,20 @@ pub fn field_error_text(lang: Lang, e: &FieldError) -> String {
             (*k, value)
         })
         .collect();
-    let text = t_args(lang, field_error_key(e.code), &args);
+    // A template that says what its pattern asks for is read in its own words.
+    let hint = (e.code == ErrorCode::Pattern)
+        .then(|| e.args.get("hint"))
+        .flatten()
+        .and_then(|h| h.get(lang.tag()).or_else(|| h.get("en")))
+        .and_then(Value::as_str);
+    let text = match hint {
+        Some(words) => t_args(
+            lang,
+            "ss-err-pattern-words",
+            &[("words", words.to_owned().into())],
+        ),
+        None => t_args(lang, field_error_key(e.code), &args),
+    };
     match e.args.get("index").and_then(Value::as_u64) {
         Some(i) => format!("{} {}: {text}", t(lang, "ss-item"), i + 1),
         None => text,
@@ -735,6 +748,7 @@ fn Field(
                 minlength=p.min_length.map(|m| m.to_string())
                 maxlength=p.max_length.unwrap_or(DEFAULT_MAX_LENGTH).to_string()
                 pattern=html_pattern(&p)
+                title=p.pattern_message.as_ref().map(|m| m.get(i18n.lang().tag()).to_owned())
                 autocomplete="off"
                 spellcheck="false"
                 aria-invalid=move || invalid().then_some("true")
@@ -1090,6 +1104,31 @@ mod tests {
             "2 asked for, but gpu-sp-01 has 1 (1× NVIDIA RTX A5000)."
         );
         assert!(strip(field_error_text(Lang::PtBr, &e)).contains("gpu-sp-01 tem 1"));
+    }
+
+    #[test]
+    fn a_pattern_error_reads_the_template_s_words_in_the_reader_s_language_not_the_expression() {
+        let e: FieldError = serde_json::from_value(serde_json::json!({
+            "field": "owner", "code": "pattern", "message": "m",
+            "args": {"pattern": "^[a-z](_?[a-z0-9])*$", "hint": {"pt-BR": "Só minúsculas.", "en": "Lowercase only."}},
+        }))
+        .expect("an error");
+        assert_eq!(
+            field_error_text(Lang::En, &e),
+            "Does not have the expected form: Lowercase only."
+        );
+        assert_eq!(
+            field_error_text(Lang::PtBr, &e),
+            "Não tem a forma esperada: Só minúsculas."
+        );
+        let bare: FieldError = serde_json::from_value(serde_json::json!({
+            "field": "owner", "code": "pattern", "message": "m", "args": {"pattern": "^x$"},
+        }))
+        .expect("an error");
+        assert!(
+            field_error_text(Lang::En, &bare).contains("^x$"),
+            "without words, the expression"
+        );
     }
 
     #[test]
