@@ -397,3 +397,56 @@ mod tests {
         assert_eq!(summary.localized_description().pt_br, "d-pt");
     }
 }
+
+/// What a request's branch proposes against the base branch, as a pull request page shows it:
+/// where the local forge holds the monorepo, this is its pull request's page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ProposedChange {
+    /// The request.
+    pub request: i64,
+    /// Its branch.
+    pub branch: String,
+    /// The branch it is merged into.
+    pub base: String,
+    /// `open`, `merged` or `closed`.
+    #[cfg_attr(feature = "openapi", schema(example = "open"))]
+    pub state: String,
+    /// The commit the diff starts from: where the branch left the base (open, closed), or the
+    /// base before the merge (merged).
+    pub from: String,
+    /// The commit it ends at: the branch's head, or the merge commit.
+    pub to: String,
+    /// The branch's commits the base did not have, newest first (at most 50).
+    pub commits: Vec<ChangeCommit>,
+    /// Every file changed, by path (at most 300), each with git's unified diff.
+    pub files: Vec<ChangeFile>,
+    /// Whether more files changed than are listed.
+    pub more_files: bool,
+}
+
+/// One commit of a proposed change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ChangeCommit {
+    /// Its id.
+    pub id: String,
+    /// The first line of its message.
+    pub summary: String,
+    /// Its author's name.
+    pub author: String,
+    /// When it was authored (RFC 3339).
+    pub at: String,
+}
+
+/// One file of a proposed change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ChangeFile {
+    /// Path in the monorepo.
+    pub path: String,
+    /// `added`, `modified` or `deleted`.
+    pub status: FileStatus,
+    /// git's unified diff of the file (cut after 256 KiB, with a last line saying so).
+    pub diff: String,
+}

@@ -21,6 +21,7 @@ use crate::{
         item_change::ItemChangePage,
         layer::LayerView,
         overview::OverviewView,
+        proposed::ProposedChangePage,
         requests::{RequestPage, RequestsPage},
         resources::{ResourcePage, ResourcePreviewView, ResourcesPage},
         roadmap::{RoadmapGraphView, RoadmapView},
@@ -127,6 +128,11 @@ pub fn App() -> impl IntoView {
                     <Route
                         path=(StaticSegment("resources"), ParamSegment("id"), StaticSegment("preview"))
                         view=ResourcePreviewView
+                        ssr=SsrMode::Async
+                    />
+                    <Route
+                        path=(StaticSegment("requests"), ParamSegment("id"), StaticSegment("change"))
+                        view=ProposedChangePage
                         ssr=SsrMode::Async
                     />
                     <Route

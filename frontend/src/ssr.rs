@@ -100,6 +100,13 @@ pub trait SelfServiceData: Send + Sync + 'static {
     /// template's words when the caller may still see the template; the session's token is
     /// left for the server function to fill in.
     async fn request(&self, caller: &Parts, id: i64) -> Result<RequestPageData, SsError>;
+    /// What request `id`'s pull request proposes (its commits and each file's diff), for a
+    /// caller who may see the request; refused with a hosted forge, whose page shows it.
+    async fn proposed_change(
+        &self,
+        caller: &Parts,
+        id: i64,
+    ) -> Result<mirante_api_types::selfservice::ProposedChange, SsError>;
     /// The resources the caller may see (their own; an admin's all), newest first.
     async fn resources(
         &self,

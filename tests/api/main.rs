@@ -32,6 +32,7 @@ mod openapi;
 mod outage;
 mod pages;
 mod probes;
+mod proposed;
 mod reference;
 mod replicas;
 mod requests;

@@ -218,7 +218,7 @@ on_both_databases! {
         assert_eq!(rejected_call["event"]["url"], format!("{}/requests/{second}", app.address));
         assert!(rejected_call["text"].as_str().unwrap().contains("rejected"), "{rejected_call}");
         let proposed_call = hook.wait_for("proposed", first).await;
-        assert_eq!(proposed_call["event"]["pull_request_url"], format!("{}/requests/{first}", app.address));
+        assert_eq!(proposed_call["event"]["pull_request_url"], format!("{}/requests/{first}/change", app.address));
         for kind in ["awaits_approval", "approved", "merged"] {
             hook.wait_for(kind, first).await;
         }

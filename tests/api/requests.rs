@@ -289,7 +289,7 @@ on_both_databases! {
             assert_eq!(branch_files(&monorepo, &branch), preview_files(&submitted));
             assert_eq!(preview_files(&r), preview_files(&submitted));
             assert!(r["pr_number"].as_i64().is_some(), "{r}");
-            assert_eq!(r["pr_url"], format!("{}/requests/{id}", app.address));
+            assert_eq!(r["pr_url"], format!("{}/requests/{id}/change", app.address));
             assert_eq!(r["last_error"], Value::Null);
             assert_eq!(mirante_branches(&monorepo).len(), before.len() + 1);
             requests.push((id, submitted));

@@ -226,6 +226,17 @@ test('an admin approves the workspace; the worker opens a branch holding exactly
     await waitForState(page, id, 'proposed');
     assert.match(await page.locator('.pull-request').innerText(), /#\d+/);
   }
+  // The local forge's pull request is the proposed change, read from git: the branch's one
+  // commit and every previewed file with its diff.
+  await page.locator('.pull-request a').click();
+  await page.waitForURL(`${portal.url}/requests/${requests.gpu}/change`);
+  await page.waitForSelector('details.file');
+  assert.equal(await page.locator('.pr-state').getAttribute('data-state'), 'open');
+  assert.equal(await page.locator('ol.commits li').count(), 1);
+  const proposedPaths = await page.locator('details.file').evaluateAll((ds) => ds.map((d) => d.dataset.path));
+  assert.deepEqual(proposedPaths.sort(), Object.keys(previews.gpu).sort());
+  assert.ok((await page.locator('details.file pre.diff span.add').count()) > 0, 'added lines are marked');
+  await page.screenshot({ path: `${SHOTS}selfservice-proposed-change.png`, fullPage: true });
   await watching.waitForFunction(
     () => document.querySelector('.request-state [data-state]')?.dataset.state === 'proposed',
     null,

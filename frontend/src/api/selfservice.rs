@@ -509,6 +509,21 @@ pub async fn get_request(id: i64) -> Result<Option<RequestPageData>, ServerFnErr
     }
 }
 
+/// What request `id`'s pull request proposes; `None` when there is no such request for the
+/// viewer. A refusal (no pull request yet, a hosted forge) is the page's error.
+#[server(prefix = "/_fn", endpoint = "proposed_change")]
+pub async fn get_proposed_change(
+    id: i64,
+) -> Result<Option<mirante_api_types::selfservice::ProposedChange>, ServerFnError> {
+    crate::ssr::authorize("proposed_change")?;
+    let (service, parts) = service()?;
+    match service.proposed_change(&parts, id).await {
+        Ok(change) => Ok(Some(change)),
+        Err(SsError::NotFound) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// A resource's page; `None` when there is no such resource for the viewer.
 #[server(prefix = "/_fn", endpoint = "resource")]
 pub async fn get_resource(id: i64) -> Result<Option<ResourcePageData>, ServerFnError> {

@@ -9,6 +9,7 @@ pub mod item;
 pub mod item_change;
 pub mod layer;
 pub mod overview;
+pub mod proposed;
 pub mod requests;
 pub mod resources;
 pub mod roadmap;

@@ -514,7 +514,16 @@ fn RequestBody(
                     <dt>{i18n.tr("req-pull-request")}</dt>
                     <dd class="pull-request">
                         {match (row.pr_number, row.pr_url.clone()) {
-                            (Some(n), Some(url)) => view! { <a href=url rel="external">{format!("#{n}")}</a> }.into_any(),
+                            (Some(n), Some(url)) => {
+                                // The local forge's pull request is the proposed change page
+                                // (requests proposed before it existed link to this page).
+                                let url = if url.ends_with(&format!("/requests/{id}")) {
+                                    format!("/requests/{id}/change")
+                                } else {
+                                    url
+                                };
+                                view! { <a href=url rel="external">{format!("#{n}")}</a> }.into_any()
+                            }
                             (Some(n), None) => view! { <span>{format!("#{n}")}</span> }.into_any(),
                             _ if state == RequestState::Rejected => {
                                 view! { <span class="muted">{i18n.tr("req-no-pr-rejected")}</span> }.into_any()

@@ -321,6 +321,18 @@ impl SelfServiceData for UiSelfService {
             .map_err(refusal)
     }
 
+    async fn proposed_change(
+        &self,
+        caller: &Parts,
+        id: i64,
+    ) -> Result<mirante_api_types::selfservice::ProposedChange, SsError> {
+        let principal = principal(caller)?;
+        self.service
+            .proposed_change(principal, id)
+            .await
+            .map_err(refusal)
+    }
+
     async fn request(&self, caller: &Parts, id: i64) -> Result<RequestPageData, SsError> {
         let principal = principal(caller)?;
         let d = self.service.request(principal, id).await.map_err(refusal)?;

@@ -89,7 +89,7 @@ impl LocalForge {
     }
 }
 
-/// The portal page of the request a `mirante/<id>-<slug>` branch belongs to (the local forge's
+/// The portal page of the change a `mirante/<id>-<slug>` branch proposes (the local forge's
 /// pull requests are shown there); the request list for any other branch.
 fn request_link(public_url: &str, branch: &str) -> String {
     let id = branch
@@ -97,7 +97,7 @@ fn request_link(public_url: &str, branch: &str) -> String {
         .and_then(|rest| rest.split('-').next())
         .filter(|id| !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()));
     match id {
-        Some(id) => format!("{public_url}/requests/{id}"),
+        Some(id) => format!("{public_url}/requests/{id}/change"),
         None => format!("{public_url}/requests"),
     }
 }
@@ -211,6 +211,21 @@ impl Forge for LocalForge {
     async fn contains(&self, ancestor: &str, descendant: &str) -> ForgeResult<Option<bool>> {
         let (a, d) = (ancestor.to_owned(), descendant.to_owned());
         self.git(move |path| git::contains(path, &a, &d)).await
+    }
+
+    async fn branch_change(
+        &self,
+        base: &str,
+        branch: &str,
+        merge_commit: Option<&str>,
+    ) -> ForgeResult<Option<git::change::BranchChange>> {
+        let (base, branch, merge) = (
+            base.to_owned(),
+            branch.to_owned(),
+            merge_commit.map(str::to_owned),
+        );
+        self.git(move |path| git::change::branch_change(path, &base, &branch, merge.as_deref()))
+            .await
     }
 
     /// Marks the pull request closed; the comment is on the request's timeline, which is where
@@ -476,7 +491,7 @@ mod tests {
         assert_eq!(first, second);
         assert_eq!(found, Some(first.clone()));
         assert_eq!(first.state, PullRequestState::Open);
-        assert_eq!(first.url, "http://portal.test/requests/7");
+        assert_eq!(first.url, "http://portal.test/requests/7/change");
         assert_eq!(forge.find_pull_request("mirante/8-b").await.unwrap(), None);
         let missing = forge.open_pull_request(&pr_spec("mirante/8-b")).await;
         assert!(
@@ -641,7 +656,7 @@ mod tests {
     fn links_point_at_the_request_page() {
         assert_eq!(
             request_link("http://p", "mirante/12-gpu-x"),
-            "http://p/requests/12"
+            "http://p/requests/12/change"
         );
         assert_eq!(request_link("http://p", "feature/x"), "http://p/requests");
     }

@@ -288,6 +288,19 @@ pub trait Forge: Send + Sync {
         Ok(None)
     }
 
+    /// What `branch` proposes against `base` (with `merge_commit`: what its merge brought),
+    /// for a forge that has no pull request page of its own: the local forge answers it from
+    /// git. A hosted forge answers `None` — its pull request's page shows it.
+    async fn branch_change(
+        &self,
+        base: &str,
+        branch: &str,
+        merge_commit: Option<&str>,
+    ) -> ForgeResult<Option<crate::adapters::git::change::BranchChange>> {
+        let _ = (base, branch, merge_commit);
+        Ok(None)
+    }
+
     /// Closes an open pull request without merging it, after leaving `comment` on it (why:
     /// its request was withdrawn). A pull request already closed is answered as it stands; a
     /// merged one is a [`ForgeError::Conflict`].

@@ -5,6 +5,7 @@
 //! opens a repository.
 //!
 //! - [`read`]: a folder's files at a revision, one file, whether a path exists.
+//! - [`change`]: what a branch proposes against its base (its commits, each file's diff).
 //! - [`write`]: a branch with one commit holding given files, reused when it already holds
 //!   them; a merge moved with a compare-and-swap on the base.
 //! - [`seed`]: a new bare monorepo with its first commits.
@@ -14,6 +15,7 @@
 //! The repository is usually bare (the one the portal creates is); with a non-bare one,
 //! Mirante moves branch references only and never touches the working tree.
 
+pub(crate) mod change;
 pub(crate) mod history;
 pub(crate) mod lookup;
 pub(crate) mod read;

@@ -15,6 +15,7 @@
 //! | [`SelfService::submit`] | signed in | the same checks, then store the request and queue it |
 //! | [`SelfService::list_requests`] | signed in | researchers: their own; admins: all |
 //! | [`SelfService::request`] | owner or admin | state, timeline, files, pull request, last error |
+//! | [`SelfService::proposed_change`] | owner or admin, local forge | what the request's branch proposes: its commits and each file's diff, open, merged or closed |
 //! | [`SelfService::approve`] / [`SelfService::reject`] | admin | decide a request awaiting approval |
 //! | [`SelfService::merge`] | admin, local forge | merge the pull request; reload the catalog |
 //! | [`SelfService::resources`] / [`SelfService::resource`] | owner or admin | what the requests made, checked on the base branch |
@@ -30,6 +31,7 @@ mod day_two;
 mod diff;
 mod dto;
 mod error;
+mod proposed;
 mod resources;
 mod templates;
 mod upgrade;

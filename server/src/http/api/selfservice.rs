@@ -30,7 +30,7 @@ use crate::app::selfservice::service::TemplateSummary;
 use crate::http::auth::Principal;
 use crate::http::error::{ApiError, ApiPath, ErrorBody};
 use crate::http::state::AppState;
-use mirante_api_types::selfservice::{ResourceRequestInput, ResubmitInput};
+use mirante_api_types::selfservice::{ProposedChange, ResourceRequestInput, ResubmitInput};
 
 /// The self-service routes.
 pub(crate) fn router() -> OpenApiRouter<AppState> {
@@ -40,6 +40,7 @@ pub(crate) fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(preview))
         .routes(routes!(submit, list_requests))
         .routes(routes!(get_request))
+        .routes(routes!(get_proposed_change))
         .routes(routes!(approve))
         .routes(routes!(reject))
         .routes(routes!(merge))
@@ -356,6 +357,30 @@ pub(crate) async fn get_request(
     ApiPath(id): ApiPath<i64>,
 ) -> Result<Json<RequestDetail>, ApiError> {
     Ok(Json(service.request(&principal, id).await?))
+}
+
+/// What a request's pull request proposes: its branch's commits the base branch did not have
+/// and every file changed with git's unified diff, and whether it is open, merged or closed.
+/// The local forge has no pull request page of its own; this is it. With a hosted forge the
+/// forge's own page shows it (`pr_url`), and this answers 409 with that address.
+#[utoipa::path(
+    get,
+    path = "/api/v1/requests/{id}/change",
+    tag = "self-service",
+    params(("id" = i64, Path, description = "Request id")),
+    responses(
+        (status = 200, description = "The proposed change", body = ProposedChange),
+        (status = 401, description = "Not signed in", body = ErrorBody),
+        (status = 404, description = "No such request for the caller, or its branch is gone", body = ErrorBody),
+        (status = 409, description = "No pull request yet, or it is read on a hosted forge", body = ErrorBody),
+    )
+)]
+pub(crate) async fn get_proposed_change(
+    State(service): State<Arc<SelfService>>,
+    Extension(principal): Extension<Principal>,
+    ApiPath(id): ApiPath<i64>,
+) -> Result<Json<ProposedChange>, ApiError> {
+    Ok(Json(service.proposed_change(&principal, id).await?))
 }
 
 /// The body of an admin's approval or rejection: an optional comment on approval, a required

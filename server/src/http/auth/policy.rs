@@ -144,6 +144,11 @@ pub const ROUTES: &[(Methods, &str, Access)] = &[
     (Methods::Post, "/api/v1/requests", Access::SignedIn),
     (Methods::Read, "/api/v1/requests/{id}", Access::SignedIn),
     (
+        Methods::Read,
+        "/api/v1/requests/{id}/change",
+        Access::SignedIn,
+    ),
+    (
         Methods::Post,
         "/api/v1/requests/{id}/approve",
         Access::Admin,
@@ -227,6 +232,7 @@ pub const ROUTES: &[(Methods, &str, Access)] = &[
     ),
     (Methods::Read, "/requests", Access::SignedIn),
     (Methods::Read, "/requests/{id}", Access::SignedIn),
+    (Methods::Read, "/requests/{id}/change", Access::SignedIn),
     (Methods::Read, "/admin/templates", Access::Admin),
     (Methods::ReadOrPost, "/_fn/templates", Access::SignedIn),
     (Methods::ReadOrPost, "/_fn/template", Access::SignedIn),
@@ -235,6 +241,11 @@ pub const ROUTES: &[(Methods, &str, Access)] = &[
     (Methods::Post, "/_fn/submit", Access::SignedIn),
     (Methods::ReadOrPost, "/_fn/requests", Access::SignedIn),
     (Methods::ReadOrPost, "/_fn/request", Access::SignedIn),
+    (
+        Methods::ReadOrPost,
+        "/_fn/proposed_change",
+        Access::SignedIn,
+    ),
     (Methods::Read, "/resources", Access::SignedIn),
     (Methods::Read, "/resources/{id}", Access::SignedIn),
     (Methods::ReadOrPost, "/_fn/resources", Access::SignedIn),
