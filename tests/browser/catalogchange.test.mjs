@@ -61,12 +61,20 @@ test('an admin changes an item state in the UI and the branch appears in the mon
   await page.goto(`${portal.url}/items/${ITEM}`, { waitUntil: 'load' });
   await waitForHydration(page);
 
+  // The action comes first, above what the page says of the item.
+  const first = await page.evaluate(() =>
+    Boolean(document.querySelector('#propose-change').compareDocumentPosition(document.querySelector('.two-col')) & Node.DOCUMENT_POSITION_FOLLOWING));
+  assert.ok(first, 'the change panel is above the item\'s details');
   await page.locator('#propose-change > summary').click();
   await page.locator('[name="state"]').selectOption('declared');
   await page.locator('[name="qualifier"]').selectOption('partial');
   await page.locator('[name="by"]').fill('ada');
   await page.locator('[name="date"]').fill('2026-11-30');
   await page.locator('[name="what"]').fill('failover: tested # twice');
+  // Any kind of evidence, not only attestations.
+  await page.locator('details.other-evidence > summary').click();
+  await page.locator('[name="argocd_app"]').fill('storage-failover');
+  await page.locator('[name="argocd_instance"]').fill('sp');
   await page.locator('[name="reason"]').fill('In IaC; the failover was only partly tested.');
   await page.screenshot({ path: `${SHOTS}catalogchange-form.png`, fullPage: true });
   await page.locator('form.change-form button[type="submit"]').click();
@@ -93,6 +101,9 @@ test('an admin changes an item state in the UI and the branch appears in the mon
     '+        by: "ada"',
     '+        date: "2026-11-30"',
     '+        what: "failover: tested # twice"',
+    '+      - kind: argocd',
+    '+        app: "storage-failover"',
+    '+        instance: "sp"',
   ]);
   await page.goto(`${portal.url}/requests/${id}`, { waitUntil: 'load' });
   await waitForHydration(page);

@@ -41,7 +41,9 @@ pub fn field<'a>(fields: &'a [(String, String)], name: &str) -> Option<&'a str> 
 
 /// The form's fields as the API's input: `state`, `qualifier`, the current evidence entries
 /// whose index is checked in `keep`, then a new attestation when any of `by`, `date`, `what`
-/// is filled in (each checked by the server), and `reason`.
+/// is filled in, a probe when `probe_url` is (`probe_status`, 200 when empty), an Argo CD
+/// application when `argocd_app` is (`argocd_instance`), a reference when `ref_text` is
+/// (`ref_url`) — each checked by the server —, and `reason`.
 pub fn change_input(current: &[Evidence], fields: &[(String, String)]) -> Value {
     let keep: Vec<usize> = fields
         .iter()
@@ -61,6 +63,28 @@ pub fn change_input(current: &[Evidence], fields: &[(String, String)]) -> Value 
     );
     if !(by.is_empty() && date.is_empty() && what.is_empty()) {
         evidence.push(json!({"kind": "attestation", "by": by, "date": date, "what": what}));
+    }
+    let text = |name: &str| field(fields, name).unwrap_or_default().trim().to_owned();
+    let probe = text("probe_url");
+    if !probe.is_empty() {
+        // A status that is not a number goes as the text it is, for the server to refuse.
+        let status = text("probe_status");
+        let expect = match status.parse::<u16>() {
+            Ok(n) => json!(n),
+            Err(_) if status.is_empty() => json!(200),
+            Err(_) => json!(status),
+        };
+        evidence.push(json!({"kind": "probe", "url": probe, "expect_status": expect}));
+    }
+    let app = text("argocd_app");
+    if !app.is_empty() {
+        let instance = Some(text("argocd_instance")).filter(|i| !i.is_empty());
+        evidence.push(json!({"kind": "argocd", "app": app, "instance": instance}));
+    }
+    let reference = text("ref_text");
+    if !reference.is_empty() {
+        let url = Some(text("ref_url")).filter(|u| !u.is_empty());
+        evidence.push(json!({"kind": "reference", "text": reference, "url": url}));
     }
     json!({
         "state": field(fields, "state").unwrap_or_default(),
@@ -202,6 +226,38 @@ mod tests {
                 ],
                 "reason": "why"
             })
+        );
+    }
+
+    #[test]
+    fn a_probe_an_argo_cd_application_and_a_reference_are_added_when_their_first_field_is_filled() {
+        let input = change_input(
+            &[],
+            &fields(&[
+                ("state", "validated"),
+                ("probe_url", " https://grafana.example.org/api/health "),
+                ("probe_status", ""),
+                ("argocd_app", "grafana"),
+                ("argocd_instance", "sp"),
+                ("ref_text", ""),
+                ("ref_url", "https://ignored.example.org/"),
+            ]),
+        );
+
+        assert_eq!(
+            input["evidence"],
+            json!([
+                {"kind": "probe", "url": "https://grafana.example.org/api/health", "expect_status": 200},
+                {"kind": "argocd", "app": "grafana", "instance": "sp"}
+            ])
+        );
+        let odd = change_input(
+            &[],
+            &fields(&[("probe_url", "https://x/"), ("probe_status", "ok")]),
+        );
+        assert_eq!(
+            odd["evidence"][0]["expect_status"], "ok",
+            "left for the server to refuse"
         );
     }
 

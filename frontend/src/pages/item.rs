@@ -90,6 +90,8 @@ pub fn ItemView() -> impl IntoView {
                         <StateBadge state=it.state qualifier=it.qualifier/>
                     </div>
                 </header>
+                // For admins, the change of state and evidence comes first, folded.
+                <crate::pages::item_change::ItemChange item=it.clone()/>
                 <div class="two-col">
                     <div>
                         {(!it.notes.is_empty())
@@ -231,7 +233,6 @@ pub fn ItemView() -> impl IntoView {
                 <h2>{i18n.tr("nav-decisions")}</h2>
                 <DecisionTable decisions=page.decisions/>
                 <ItemTimeline id=item_id/>
-                <crate::pages::item_change::ItemChange item=it.clone()/>
             }
                 .into_any()
         })}

@@ -77,6 +77,7 @@ fn evidence_line(lang: Lang, e: &Evidence) -> (String, String) {
 pub fn ItemChange(item: Item) -> impl IntoView {
     let i18n = use_i18n();
     let id = item.id;
+    let iac = item.iac;
     let current = ItemFields {
         state: item.state,
         qualifier: item.qualifier,
@@ -86,13 +87,13 @@ pub fn ItemChange(item: Item) -> impl IntoView {
     view! {
         <Suspense fallback=|| ()>
             {move || {
-                let (id, current) = (id.clone(), current.clone());
+                let (id, current, iac) = (id.clone(), current.clone(), iac.clone());
                 Suspend::new(async move {
                     let admin = matches!(viewer.await, Ok(Some(v)) if v.role == Role::Admin);
                     admin.then(|| view! {
                         <details class="card change-panel" id="propose-change">
                             <summary><h2>{i18n.tr("change-title")}</h2></summary>
-                            <ChangeForm id current fields=Vec::new() errors=Vec::new() general=None/>
+                            <ChangeForm id current fields=Vec::new() errors=Vec::new() general=None iac/>
                         </details>
                     })
                 })
@@ -110,6 +111,9 @@ fn ChangeForm(
     fields: Vec<(String, String)>,
     errors: Vec<FieldError>,
     general: Option<String>,
+    /// The item's IaC reference, shown with the evidence (the form does not change it).
+    #[prop(default = None)]
+    iac: Option<mirante_domain::IacRef>,
 ) -> impl IntoView {
     let i18n = use_i18n();
     let fresh = fields.is_empty();
@@ -127,6 +131,10 @@ fn ChangeForm(
         .filter_map(|(_, v)| v.parse().ok())
         .collect();
     let value = |name: &str| field(&fields, name).unwrap_or_default().to_owned();
+    // Sent again with any of these filled in: shown open, so nothing typed is hidden.
+    let other_open = ["probe_url", "argocd_app", "ref_text"]
+        .iter()
+        .any(|n| !field(&fields, n).unwrap_or_default().trim().is_empty());
     // Each message in the reader's language, read in the view so it follows the switch.
     let messages: Vec<_> = errors
         .iter()
@@ -185,7 +193,21 @@ fn ChangeForm(
             </div>
             <fieldset class="field">
                 <legend>{i18n.tr("change-evidence")}</legend>
-                {current.evidence.is_empty().then(|| view! { <p class="muted">{i18n.tr("none")}</p> })}
+                {(current.evidence.is_empty() && iac.is_none())
+                    .then(|| view! { <p class="muted">{i18n.tr("none")}</p> })}
+                {iac
+                    .map(|iac| {
+                        view! {
+                            <p class="iac">
+                                <span class="badge ev">{i18n.tr("item-iac")}</span>
+                                " "
+                                <code>{iac.path}</code>
+                                {iac.key.map(|k| view! { " → " <code>{k}</code> })}
+                                " "
+                                <span class="muted">{i18n.tr("change-iac-kept")}</span>
+                            </p>
+                        }
+                    })}
                 <ul class="keep-list">
                     {current
                         .evidence
@@ -226,6 +248,36 @@ fn ChangeForm(
                 <input id="change-what" type="text" name="what" value=value("what") autocomplete="off"/>
                 <p class="help">{i18n.tr("change-attestation-help")}</p>
             </fieldset>
+            <details class="field other-evidence" open=other_open>
+                <summary>{i18n.tr("change-add-other")}</summary>
+                <label for="change-probe-url">{i18n.tr("change-probe-url")}</label>
+                <input id="change-probe-url" type="url" name="probe_url" value=value("probe_url") autocomplete="off"/>
+                <label for="change-probe-status">{i18n.tr("change-probe-status")}</label>
+                <input
+                    id="change-probe-status"
+                    type="number"
+                    name="probe_status"
+                    min="100"
+                    max="599"
+                    placeholder="200"
+                    value=value("probe_status")
+                />
+                <label for="change-argocd-app">{i18n.tr("change-argocd-app")}</label>
+                <input id="change-argocd-app" type="text" name="argocd_app" value=value("argocd_app") autocomplete="off"/>
+                <label for="change-argocd-instance">{i18n.tr("change-argocd-instance")}</label>
+                <input
+                    id="change-argocd-instance"
+                    type="text"
+                    name="argocd_instance"
+                    value=value("argocd_instance")
+                    autocomplete="off"
+                />
+                <label for="change-ref-text">{i18n.tr("change-ref-text")}</label>
+                <input id="change-ref-text" type="text" name="ref_text" value=value("ref_text") autocomplete="off"/>
+                <label for="change-ref-url">{i18n.tr("change-ref-url")}</label>
+                <input id="change-ref-url" type="url" name="ref_url" value=value("ref_url") autocomplete="off"/>
+                <p class="help">{i18n.tr("change-other-help")}</p>
+            </details>
             <div class="field">
                 <label for="change-reason">
                     {i18n.tr("change-reason")}
