@@ -69,9 +69,67 @@ pub(crate) fn opt_http_url<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Str
     }
 }
 
+/// What an address template (the platform's `adr_url`) holds where a name goes.
+pub const ADR_PLACEHOLDER: &str = "{adr}";
+
+/// The address of ADR `name` in `template` (see the platform's `adr_url`): `None` unless the
+/// name can stand in an address as it is (letters, digits, `.`, `_`, `-`) and the result is an
+/// http(s) address.
+pub fn adr_link(template: &str, name: &str) -> Option<String> {
+    let plain = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    let url = template.replace(ADR_PLACEHOLDER, name);
+    (plain && is_http_url(&url)).then_some(url)
+}
+
+/// Deserializes an optional address template: with its [`ADR_PLACEHOLDER`], an http(s)
+/// address once a name stands in it.
+pub(crate) fn opt_http_url_template<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<String>, D::Error> {
+    match Option::<String>::deserialize(d)? {
+        Some(s) if !s.contains(ADR_PLACEHOLDER) => Err(serde::de::Error::custom(format!(
+            "`{}` does not say where the ADR's name goes: write {ADR_PLACEHOLDER} in it",
+            s.chars().take(80).collect::<String>()
+        ))),
+        Some(s) if !is_http_url(&s.replace(ADR_PLACEHOLDER, "ADR-001")) => {
+            Err(serde::de::Error::custom(refusal(&s)))
+        }
+        v => Ok(v),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_adr_address_template_is_http_with_a_place_for_the_name() {
+        let read = |url: Option<&str>| -> Result<crate::model::Platform, String> {
+            serde_json::from_value(serde_json::json!({"name": "P", "adr_url": url}))
+                .map_err(|e| e.to_string())
+        };
+        let ok = read(Some(
+            "https://git.example.org/devops/-/blob/main/docs/adr/{adr}.md",
+        ))
+        .unwrap();
+        assert_eq!(
+            ok.adr_link("ADR-003").as_deref(),
+            Some("https://git.example.org/devops/-/blob/main/docs/adr/ADR-003.md")
+        );
+        assert_eq!(
+            ok.adr_link("ADR 3/../x"),
+            None,
+            "a name that is not plain is not linked"
+        );
+        let script = read(Some("javascript:alert(1)//{adr}")).unwrap_err();
+        assert!(script.contains("not an http"), "{script}");
+        let nowhere = read(Some("https://git.example.org/adr/")).unwrap_err();
+        assert!(nowhere.contains("{adr}"), "{nowhere}");
+        assert_eq!(read(None).unwrap().adr_link("ADR-003"), None);
+    }
 
     #[test]
     fn http_and_https_addresses_with_a_host_are_accepted() {

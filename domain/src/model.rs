@@ -156,6 +156,24 @@ pub struct Platform {
     /// Further prose (reading prerequisites, roadmap direction, expansion plans).
     #[serde(default)]
     pub sections: Vec<Section>,
+    /// Where an architecture decision record is read: an http(s) address in which `{adr}`
+    /// stands for the record's name as decisions cite it (`ADR-003`), e.g.
+    /// `https://git.example.org/devops/-/blob/main/docs/adr/{adr}.md`. Without it, decisions
+    /// name their ADRs as plain text.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::link::opt_http_url_template"
+    )]
+    pub adr_url: Option<String>,
+}
+
+impl Platform {
+    /// The address of ADR `name` (`ADR-003`), when the catalog says where ADRs are read and the
+    /// name is one that can stand in an address as it is (letters, digits, `.`, `_`, `-`).
+    pub fn adr_link(&self, name: &str) -> Option<String> {
+        crate::link::adr_link(self.adr_url.as_deref()?, name)
+    }
 }
 
 /// One design principle.

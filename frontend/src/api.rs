@@ -108,6 +108,24 @@ pub struct SiteView {
     pub counts: mirante_domain::StateCounts,
 }
 
+/// The decisions page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DecisionsPage {
+    /// Every decision, in the catalog's order.
+    pub decisions: Vec<Decision>,
+    /// Where ADRs are read (the platform's `adr_url`).
+    pub adr_url: Option<String>,
+}
+
+/// One site's page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SitePage {
+    /// The site as the sites page shows it.
+    pub view: SiteView,
+    /// Every item at the site.
+    pub items: Vec<ItemRow>,
+}
+
 /// What the catalog list shows.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ItemsPage {
@@ -159,6 +177,8 @@ pub struct LayerPage {
     pub after_names: Vec<(String, String)>,
     /// Related decisions.
     pub decisions: Vec<Decision>,
+    /// Where ADRs are read (the platform's `adr_url`).
+    pub adr_url: Option<String>,
     /// Site id → name, for labels.
     pub sites: Vec<(String, String)>,
 }
@@ -182,6 +202,8 @@ pub struct ItemPage {
     pub after_names: Vec<(String, String)>,
     /// Decisions that shape it.
     pub decisions: Vec<Decision>,
+    /// Where ADRs are read (the platform's `adr_url`).
+    pub adr_url: Option<String>,
     /// Phase name, when it has one.
     pub phase: Option<String>,
 }
@@ -339,6 +361,7 @@ pub async fn get_layer(id: String) -> Result<Option<LayerPage>, ServerFnError> {
         after_names: after_names(&snap, &tasks),
         tasks,
         decisions: snap.decisions_for_layer(&id).into_iter().cloned().collect(),
+        adr_url: snap.catalog().platform.adr_url.clone(),
         sites: site_names(&snap),
     }))
 }
@@ -380,6 +403,7 @@ pub async fn get_item(id: String) -> Result<Option<ItemPage>, ServerFnError> {
         after_names: after_names(&snap, &tasks),
         tasks,
         decisions: snap.decisions_for_item(item).into_iter().cloned().collect(),
+        adr_url: snap.catalog().platform.adr_url.clone(),
         phase: item.phase.as_deref().and_then(|p| {
             snap.catalog()
                 .phases
@@ -393,9 +417,13 @@ pub async fn get_item(id: String) -> Result<Option<ItemPage>, ServerFnError> {
 
 /// Every decision, in catalog order.
 #[server(prefix = "/_fn", endpoint = "decisions")]
-pub async fn list_decisions() -> Result<Vec<Decision>, ServerFnError> {
+pub async fn list_decisions() -> Result<DecisionsPage, ServerFnError> {
     crate::ssr::authorize("decisions")?;
-    Ok(snapshot()?.catalog().decisions.clone())
+    let snap = snapshot()?;
+    Ok(DecisionsPage {
+        decisions: snap.catalog().decisions.clone(),
+        adr_url: snap.catalog().platform.adr_url.clone(),
+    })
 }
 
 /// The signed-in user of this request, if any. The server's authentication layer puts a
@@ -413,35 +441,54 @@ pub async fn list_sites() -> Result<SitesPage, ServerFnError> {
     crate::ssr::authorize("sites")?;
     let snap = snapshot()?;
     let c = snap.catalog();
-    let sites = c
-        .sites
-        .iter()
-        .map(|site| {
-            let at_site = |i: &&Item| i.sites.iter().any(|s| s == &site.id);
-            let mut counts = mirante_domain::StateCounts::default();
-            for i in c.items.iter().filter(at_site) {
-                counts.add(i.state);
-            }
-            SiteView {
-                site: site.clone(),
-                hosts: c
-                    .hosts
-                    .iter()
-                    .filter(|h| h.site == site.id)
-                    .cloned()
-                    .collect(),
-                gpu_items: c
-                    .items
-                    .iter()
-                    .filter(at_site)
-                    .filter(|i| !i.gpus.is_empty())
-                    .map(ItemRef::from)
-                    .collect(),
-                counts,
-            }
-        })
-        .collect();
+    let sites = c.sites.iter().map(|site| site_view(c, site)).collect();
     Ok(SitesPage { sites })
+}
+
+/// One site's page: its card and every item at the site; `None` when there is no such site.
+#[server(prefix = "/_fn", endpoint = "site")]
+pub async fn get_site(id: String) -> Result<Option<SitePage>, ServerFnError> {
+    crate::ssr::authorize("site")?;
+    let snap = snapshot()?;
+    let c = snap.catalog();
+    let Some(site) = c.sites.iter().find(|s| s.id == id) else {
+        return Ok(None);
+    };
+    let filter = ItemFilter {
+        site: Some(id.clone()),
+        ..ItemFilter::default()
+    };
+    Ok(Some(SitePage {
+        view: site_view(c, site),
+        items: snap.filter_items(&filter).map(|i| row(&snap, i)).collect(),
+    }))
+}
+
+/// A site with its hosts, the items offering GPUs there and its items' counts per state.
+#[cfg(feature = "ssr")]
+fn site_view(c: &mirante_domain::Catalog, site: &mirante_domain::Site) -> SiteView {
+    let at_site = |i: &&Item| i.sites.iter().any(|s| s == &site.id);
+    let mut counts = mirante_domain::StateCounts::default();
+    for i in c.items.iter().filter(at_site) {
+        counts.add(i.state);
+    }
+    SiteView {
+        site: site.clone(),
+        hosts: c
+            .hosts
+            .iter()
+            .filter(|h| h.site == site.id)
+            .cloned()
+            .collect(),
+        gpu_items: c
+            .items
+            .iter()
+            .filter(at_site)
+            .filter(|i| !i.gpus.is_empty())
+            .map(ItemRef::from)
+            .collect(),
+        counts,
+    }
 }
 
 pub mod history;

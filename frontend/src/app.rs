@@ -26,7 +26,7 @@ use crate::{
         resources::{ResourcePage, ResourcePreviewView, ResourcesPage},
         roadmap::{RoadmapGraphView, RoadmapView},
         selfservice::{PreviewPageView, TemplateFormPage, TemplateProblemsPage, TemplatesPage},
-        sites::SitesPage,
+        sites::{SitePage, SitesPage},
     },
 };
 
@@ -92,6 +92,11 @@ pub fn App() -> impl IntoView {
                     />
                     <Route path=StaticSegment("decisions") view=DecisionsPage ssr=SsrMode::Async/>
                     <Route path=StaticSegment("sites") view=SitesPage ssr=SsrMode::Async/>
+                    <Route
+                        path=(StaticSegment("sites"), ParamSegment("id"))
+                        view=SitePage
+                        ssr=SsrMode::Async
+                    />
                     <Route path=StaticSegment("roadmap") view=RoadmapView ssr=SsrMode::Async/>
                     <Route
                         path=(StaticSegment("roadmap"), StaticSegment("graph"))

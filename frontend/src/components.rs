@@ -170,7 +170,12 @@ pub fn TaskList(
 
 /// The ADR-style decisions table.
 #[component]
-pub fn DecisionTable(decisions: Vec<mirante_domain::Decision>) -> impl IntoView {
+pub fn DecisionTable(
+    decisions: Vec<mirante_domain::Decision>,
+    /// Where ADRs are read (the platform's `adr_url`); their names link there when set.
+    #[prop(default = None)]
+    adr_url: Option<String>,
+) -> impl IntoView {
     let i18n = use_i18n();
     if decisions.is_empty() {
         return view! { <p class="muted">{i18n.tr("none")}</p> }.into_any();
@@ -191,12 +196,18 @@ pub fn DecisionTable(decisions: Vec<mirante_domain::Decision>) -> impl IntoView 
                     {decisions
                         .into_iter()
                         .map(|d| {
-                            let refs: Vec<String> = d
+                            let refs: Vec<(String, Option<String>)> = d
                                 .adrs
                                 .iter()
-                                .chain(d.refs.iter())
-                                .cloned()
+                                .map(|a| {
+                                    let link = adr_url
+                                        .as_deref()
+                                        .and_then(|t| mirante_domain::link::adr_link(t, a));
+                                    (a.clone(), link)
+                                })
+                                .chain(d.refs.iter().map(|r| (r.clone(), None)))
                                 .collect();
+                            let empty = refs.is_empty();
                             view! {
                                 <tr id=format!("decision-{}", d.id)>
                                     <td class="topic"><InlineText text=d.topic.clone()/></td>
@@ -204,7 +215,20 @@ pub fn DecisionTable(decisions: Vec<mirante_domain::Decision>) -> impl IntoView 
                                     <td class="rejected"><InlineText text=d.rejected.clone()/></td>
                                     <td><InlineText text=d.reason.clone()/></td>
                                     <td class="adr">
-                                        {if refs.is_empty() { "—".to_string() } else { refs.join(", ") }}
+                                        {empty.then_some("—")}
+                                        {refs
+                                            .into_iter()
+                                            .enumerate()
+                                            .map(|(i, (name, link))| {
+                                                view! {
+                                                    {(i > 0).then_some(", ")}
+                                                    {match link {
+                                                        Some(href) => view! { <a href=href>{name}</a> }.into_any(),
+                                                        None => name.into_any(),
+                                                    }}
+                                                }
+                                            })
+                                            .collect_view()}
                                     </td>
                                 </tr>
                             }

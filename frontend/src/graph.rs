@@ -1,9 +1,11 @@
 //! The dependency graph as an SVG document, drawn on the server from the domain's layered
 //! layout: one column per dependency depth, left to right; nodes coloured by state, dashed when
-//! blocked; each node a link to its item; the critical path to a chosen item drawn heavier.
+//! blocked; the critical path to a chosen item drawn heavier. In the graph page a node is a
+//! link that chooses it as the target of the critical path; in the SVG served alone
+//! (`/roadmap/graph.svg`) it links to its item.
 //!
-//! The same markup is served alone (`/roadmap/graph.svg`) and inline in the graph page, so it
-//! reads without JavaScript and carries its own styles.
+//! The same drawing is served alone and inline in the graph page, so it reads without
+//! JavaScript and carries its own styles.
 
 use std::fmt::Write as _;
 
@@ -25,6 +27,15 @@ const COL_W: usize = 250;
 const ROW_H: usize = 48;
 /// Margin around the drawing.
 const MARGIN: usize = 16;
+/// Where a node's link leads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeLinks {
+    /// To the item's page (the SVG served alone).
+    Item,
+    /// To the graph page with the item as the critical path's target (the graph page).
+    PathTo,
+}
+
 /// Characters of a name shown in a node; longer names are cut, the full name is the tooltip.
 const LABEL_CHARS: usize = 26;
 
@@ -85,7 +96,7 @@ pub fn title(lang: Lang, to: Option<&str>) -> String {
 
 /// The SVG document of a laid-out graph. `title` names the drawing for assistive technology;
 /// the nodes' tooltips name their status in `lang`.
-pub fn render(graph: &LayeredGraph, title: &str, lang: Lang) -> String {
+pub fn render(graph: &LayeredGraph, title: &str, lang: Lang, links: NodeLinks) -> String {
     let width = 2 * MARGIN + graph.columns.saturating_sub(1) * COL_W + NODE_W;
     let height = 2 * MARGIN + graph.rows.saturating_sub(1) * ROW_H + NODE_H;
     let mut s = String::with_capacity(256 + graph.nodes.len() * 400);
@@ -125,10 +136,14 @@ pub fn render(graph: &LayeredGraph, title: &str, lang: Lang) -> String {
         let (nx, ny) = (x(n.column), y(n.row));
         let _ = write!(
             s,
-            "<a class=\"{class}\" href=\"/items/{}\" data-id=\"{}\">\
+            "<a class=\"{class}\" href=\"{}{}\" data-id=\"{}\">\
              <title>{} ({}, {})</title>\
              <rect x=\"{nx}\" y=\"{ny}\" width=\"{NODE_W}\" height=\"{NODE_H}\"/>\
              <text x=\"{}\" y=\"{}\">{}</text></a>",
+            match links {
+                NodeLinks::Item => "/items/",
+                NodeLinks::PathTo => "/roadmap/graph?to=",
+            },
             attr(&n.id),
             attr(&n.id),
             text(&n.name),
@@ -178,9 +193,14 @@ mod tests {
             rows: 1,
         };
 
-        let svg = render(&g, "Graph <1>", Lang::En);
+        let svg = render(&g, "Graph <1>", Lang::En, NodeLinks::Item);
+        let page = render(&g, "Graph <1>", Lang::En, NodeLinks::PathTo);
 
         assert!(svg.contains("href=\"/items/a\""), "{svg}");
+        assert!(
+            page.contains("href=\"/roadmap/graph?to=a\""),
+            "in the page a node chooses the target: {page}"
+        );
         assert!(
             svg.contains("Cilium &lt;ClusterMesh&gt; &amp; \"friends\""),
             "{svg}"
@@ -216,8 +236,18 @@ mod tests {
 
         // Fluent may wrap placeables in Unicode isolation marks.
         let plain = |s: String| s.replace(['\u{2068}', '\u{2069}'], "");
-        let pt = plain(render(&g, &title(Lang::PtBr, Some("Cilium")), Lang::PtBr));
-        let en = plain(render(&g, &title(Lang::En, None), Lang::En));
+        let pt = plain(render(
+            &g,
+            &title(Lang::PtBr, Some("Cilium")),
+            Lang::PtBr,
+            NodeLinks::Item,
+        ));
+        let en = plain(render(
+            &g,
+            &title(Lang::En, None),
+            Lang::En,
+            NodeLinks::Item,
+        ));
 
         assert!(
             pt.contains("<title>Grafo de dependências, caminho crítico até Cilium</title>"),

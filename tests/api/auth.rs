@@ -737,6 +737,7 @@ on_both_databases! {
             let path = pattern
                 .replace("/items/{id}", "/items/vault")
                 .replace("/layers/{id}", "/layers/l0")
+                .replace("/sites/{id}", "/sites/sp")
                 .replace("{*path}", "mirante.css")
                 .replace("{id}", "1");
             let api = path.starts_with("/api/") || path.starts_with("/_fn/");
@@ -808,6 +809,7 @@ on_both_databases! {
             let path = pattern
                 .replace("/items/{id}", "/items/vault")
                 .replace("/layers/{id}", "/layers/l0")
+                .replace("/sites/{id}", "/sites/sp")
                 .replace("{*path}", "mirante.css")
                 .replace("{file}", "vault.svg")
                 .replace("{id}", "1");

@@ -141,6 +141,45 @@ test('an item page shows state, evidence and dependencies', async () => {
   await page.close();
 });
 
+test('a site has a page of its own, reached from the sites page and from an item', async () => {
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${portal.url}/sites`, { waitUntil: 'load' });
+  await waitForHydration(page);
+  const name = await page.locator('.site-card h2 a').first().innerText();
+  await page.locator('.site-card h2 a').first().click();
+  await page.waitForURL(/\/sites\/[a-z0-9-]+$/);
+  await page.waitForSelector('.page-head h1');
+  assert.equal(await page.locator('.page-head h1').innerText(), name);
+  assert.equal(await page.locator('.site-card').count(), 1, 'the one site');
+  assert.ok((await page.locator('table.items tbody tr').count()) > 0, 'its items are listed');
+  assert.ok((await page.locator('table.hosts tbody tr').count()) > 0, 'its hosts are listed');
+  await page.screenshot({ path: `${SHOTS}site.png`, fullPage: true });
+  await page.locator('table.items a.item-name').first().click();
+  await page.waitForURL(/\/items\//);
+  await page.locator('a.site-tag').first().click();
+  await page.waitForURL(/\/sites\/[a-z0-9-]+$/);
+  await page.waitForSelector('.page-head h1');
+  const missing = await page.goto(`${portal.url}/sites/no-such-site`, { waitUntil: 'load' });
+  assert.equal(missing.status(), 404);
+  assert.deepEqual(errors.filter((e) => !/status of 404/.test(e)), []);
+  await page.close();
+});
+
+test('decisions link their ADRs to where the catalog says ADRs are read, and a layer without components shows no empty card', async () => {
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${portal.url}/decisions`, { waitUntil: 'load' });
+  await waitForHydration(page);
+  const href = await page.locator('td.adr a', { hasText: 'ADR-003' }).first().getAttribute('href');
+  assert.equal(href, 'https://git.example.org/cpps/devops/-/blob/main/docs/adr/ADR-003.md');
+  await page.goto(`${portal.url}/layers/l8b`, { waitUntil: 'load' });
+  await waitForHydration(page);
+  assert.equal(await page.locator('ul.components:empty').count(), 0, 'no empty list of components');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
 test('without a session a page leads to the development sign-in; the admin sees their name and role, and signs out', async () => {
   const own = await launchBrowser();
   try {

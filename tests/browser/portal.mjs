@@ -270,7 +270,7 @@ export async function errorBoxes(page) {
 
 /**
  * Addresses of pages with an id in them, found by reading the portal as a person would: an
- * item and a layer from the catalog, the GPU workspace form and its preview, and a request a
+ * item and a layer from the catalog, a site from the sites page, the GPU workspace form and its preview, and a request a
  * researcher submits from that preview. `context` must be signed in as a researcher.
  */
 export async function discoverPages(context, url) {
@@ -283,6 +283,8 @@ export async function discoverPages(context, url) {
     const state = await page.locator('table.items tbody tr').first().locator('.badge[class*="state-"]').getAttribute('class');
     found.change = `${found.item}/change?state=${/state-desired/.test(state) ? 'declared' : 'desired'}&reason=A+look+at+the+preview`;
     found.layer = await page.locator('table.items td a[href^="/layers/"]').first().getAttribute('href');
+    await page.goto(`${url}/sites`, { waitUntil: 'load' });
+    found.site = await page.locator('.site-card h2 a').first().getAttribute('href');
     await page.goto(`${url}/self-service`, { waitUntil: 'load' });
     found.template = await page.locator('[data-template="gpu-workspace"] h2 a').getAttribute('href');
     found.preview = `${found.template}/preview?name=nav&cluster=gpu-sp-01&gpus=1`;
@@ -305,6 +307,7 @@ export function pagesFor(role, found) {
     found.layer,
     found.item,
     '/sites',
+    found.site,
     '/decisions',
     '/roadmap',
     '/roadmap/graph',

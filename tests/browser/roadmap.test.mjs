@@ -51,7 +51,7 @@ test('the roadmap shows phases with progress and what blocks ClusterMesh and pla
   await page.close();
 });
 
-test('the graph highlights the critical path and a node opens its item', async () => {
+test('the graph highlights the critical path, a click on a node makes it the target, and the path opens its items', async () => {
   const page = await browser.context.newPage();
   const errors = watchErrors(page);
   await page.goto(`${portal.url}/roadmap/graph?to=clustermesh-applicationset`, { waitUntil: 'load' });
@@ -66,6 +66,12 @@ test('the graph highlights the critical path and a node opens its item', async (
   await page.screenshot({ path: `${SHOTS}roadmap-graph.png`, fullPage: true });
 
   await page.locator('.graph-wrap svg a.node[data-id="k3s-sp-cilium"]').click();
+  await page.waitForURL(`${portal.url}/roadmap/graph?to=k3s-sp-cilium`);
+  await page.waitForFunction(() => document.querySelector('#graph-to')?.value === 'k3s-sp-cilium');
+  const target = await page.locator('.graph-wrap svg a.node.path').evaluateAll((as) => as.map((a) => a.getAttribute('data-id')));
+  assert.ok(target.includes('k3s-sp-cilium'), `path: ${target}`);
+  assert.ok(!target.includes('clustermesh-applicationset'), `the old target left the path: ${target}`);
+  await page.locator('p.critical-path a[href="/items/k3s-sp-cilium"]').click();
   await page.waitForURL(`${portal.url}/items/k3s-sp-cilium`);
   await page.waitForSelector('h1');
   assert.match(await page.locator('h1').innerText(), /K3s SP/);
@@ -79,8 +85,10 @@ test('the graph and the roadmap read without JavaScript', async () => {
     await signIn(noJs.context, portal.url, 'Ada Admin');
     const page = await noJs.context.newPage();
     await page.goto(`${portal.url}/roadmap/graph`, { waitUntil: 'load' });
-    const href = await page.locator('.graph-wrap svg a.node[data-id="clustermesh-applicationset"]').getAttribute('href');
-    assert.equal(href, '/items/clustermesh-applicationset');
+    // A node is a plain link that makes it the target.
+    await page.locator('.graph-wrap svg a.node[data-id="k3s-sp-cilium"]').click();
+    await page.waitForURL(/to=k3s-sp-cilium/);
+    assert.ok((await page.locator('.graph-wrap svg a.node.path').count()) >= 1);
     // The form picks the item by a plain GET.
     await page.selectOption('#graph-to', 'clustermesh-applicationset');
     await page.locator('.graph-form button').click();

@@ -110,6 +110,8 @@ dev-login-help = This portal runs without an identity provider: anyone on this m
 
 nav-sites = Sites
 sites-title = Sites
+site-kicker = Site
+site-items = Items at this site
 sites-host-groups = Proxmox host groups
 sites-hosts-count = { $count ->
     [one] 1 host
@@ -217,7 +219,7 @@ status-ready = ready
 status-blocked = blocked
 roadmap-graph-title = Dependency graph
 graph-svg-title-to = Dependency graph, critical path to { $name }
-roadmap-graph-lead = Items that depend on others, layered left to right: each column waits for the columns on its left. Click a node to open its item.
+roadmap-graph-lead = Items that depend on others, layered left to right: each column waits for the columns on its left. Click a node to see the critical path to it; the path lists each item with a link to its page.
 roadmap-graph-to = Critical path to
 roadmap-graph-none = (none)
 roadmap-graph-show = Show

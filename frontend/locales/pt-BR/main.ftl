@@ -110,6 +110,8 @@ dev-login-help = Este portal roda sem provedor de identidade: qualquer pessoa ne
 
 nav-sites = Sites
 sites-title = Sites
+site-kicker = Site
+site-items = Itens neste site
 sites-host-groups = Grupos de hosts Proxmox
 sites-hosts-count = { $count ->
     [one] 1 host
@@ -217,7 +219,7 @@ status-ready = pronto
 status-blocked = bloqueado
 roadmap-graph-title = Grafo de dependências
 graph-svg-title-to = Grafo de dependências, caminho crítico até { $name }
-roadmap-graph-lead = Itens que dependem de outros, em colunas da esquerda para a direita: cada coluna espera pelas colunas à sua esquerda. Clique num nó para abrir o item.
+roadmap-graph-lead = Itens que dependem de outros, em colunas da esquerda para a direita: cada coluna espera pelas colunas à sua esquerda. Clique num nó para ver o caminho crítico até ele; o caminho lista cada item com um link para a sua página.
 roadmap-graph-to = Caminho crítico até
 roadmap-graph-none = (nenhum)
 roadmap-graph-show = Mostrar

@@ -84,7 +84,7 @@ pub async fn get_roadmap_graph(to: String) -> Result<GraphPage, ServerFnError> {
         .map(ItemRef::from)
         .collect();
     Ok(GraphPage {
-        svg: crate::graph::render(&graph, &title, lang),
+        svg: crate::graph::render(&graph, &title, lang, crate::graph::NodeLinks::PathTo),
         to: target.map(ItemRef::from),
         path,
         unknown: to.is_some() && target.is_none(),

@@ -19,7 +19,7 @@ pub fn DecisionsPage() -> impl IntoView {
         <h1>{i18n.tr("decisions-title")}</h1>
         <p class="lead">{i18n.tr("decisions-lead")}</p>
         {loaded(Wait::Placeholder, data, move |d| {
-            view! { <DecisionTable decisions=d/> }.into_any()
+            view! { <DecisionTable decisions=d.decisions adr_url=d.adr_url/> }.into_any()
         })}
     }
 }

@@ -180,7 +180,7 @@ pub fn ItemView() -> impl IntoView {
                                         .iter()
                                         .map(|(id, name)| {
                                             view! {
-                                                <a class="site-tag" href=format!("/catalog?site={id}")>
+                                                <a class="site-tag" href=format!("/sites/{id}")>
                                                     {if name.is_empty() { id.clone() } else { name.clone() }}
                                                 </a>
                                             }
@@ -231,7 +231,7 @@ pub fn ItemView() -> impl IntoView {
                     </aside>
                 </div>
                 <h2>{i18n.tr("nav-decisions")}</h2>
-                <DecisionTable decisions=page.decisions/>
+                <DecisionTable decisions=page.decisions adr_url=page.adr_url.clone()/>
                 <ItemTimeline id=item_id/>
             }
                 .into_any()

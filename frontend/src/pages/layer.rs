@@ -97,15 +97,21 @@ pub fn LayerView() -> impl IntoView {
                             })
                             .collect_view()}
                     </div>
-                    <aside class="card">
-                        <h2>{i18n.tr("layer-components")}</h2>
-                        <ul class="components">
-                            {l
-                                .components
-                                .iter()
-                                .map(|c| view! { <li>{c.clone()}</li> })
-                                .collect_view()}
-                        </ul>
+                    // A layer with no components and no sub-layers has nothing for the card.
+                    <aside class="card" hidden=l.components.is_empty() && page.children.is_empty()>
+                        {(!l.components.is_empty())
+                            .then(|| {
+                                view! {
+                                    <h2>{i18n.tr("layer-components")}</h2>
+                                    <ul class="components">
+                                        {l
+                                            .components
+                                            .iter()
+                                            .map(|c| view! { <li>{c.clone()}</li> })
+                                            .collect_view()}
+                                    </ul>
+                                }
+                            })}
                         {(!page.children.is_empty())
                             .then(|| {
                                 view! {
@@ -135,7 +141,7 @@ pub fn LayerView() -> impl IntoView {
                 <h2>{i18n.tr("tasks-pending")}</h2>
                 <TaskList tasks=page.tasks after_names=page.after_names/>
                 <h2>{i18n.tr("nav-decisions")}</h2>
-                <DecisionTable decisions=page.decisions/>
+                <DecisionTable decisions=page.decisions adr_url=page.adr_url.clone()/>
             }
                 .into_any()
         })}

@@ -367,7 +367,12 @@ async fn graph_svg(
         StatusCode::OK,
         "image/svg+xml",
         Some(etag(&snapshot, &suffix)),
-        mirante_frontend::graph::render(&graph, &title, lang),
+        mirante_frontend::graph::render(
+            &graph,
+            &title,
+            lang,
+            mirante_frontend::graph::NodeLinks::Item,
+        ),
         None,
     )
 }

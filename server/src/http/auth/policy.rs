@@ -212,6 +212,7 @@ pub const ROUTES: &[(Methods, &str, Access)] = &[
     (Methods::Read, "/items/{id}", Access::Catalog),
     (Methods::Read, "/decisions", Access::Catalog),
     (Methods::Read, "/sites", Access::Catalog),
+    (Methods::Read, "/sites/{id}", Access::Catalog),
     // The web UI's server functions.
     (Methods::ReadOrPost, "/_fn/viewer", Access::Public),
     (Methods::ReadOrPost, "/_fn/overview", Access::Catalog),
@@ -221,6 +222,7 @@ pub const ROUTES: &[(Methods, &str, Access)] = &[
     (Methods::ReadOrPost, "/_fn/item_history", Access::Catalog),
     (Methods::ReadOrPost, "/_fn/decisions", Access::Catalog),
     (Methods::ReadOrPost, "/_fn/sites", Access::Catalog),
+    (Methods::ReadOrPost, "/_fn/site", Access::Catalog),
     // Self-service in the web UI: pages and server functions. Who may see which template or
     // request, and who may decide or merge, is decided per object by the self-service layer.
     (Methods::Read, "/self-service", Access::SignedIn),
