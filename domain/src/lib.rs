@@ -1,7 +1,8 @@
 //! Mirante's domain: the catalog model, its loading and validation, and read queries.
 //!
 //! Pure code: no server, database or network. The `load` feature adds reading catalog
-//! directories from disk with file/line/column diagnostics; the wasm bundle leaves it off.
+//! directories from disk with file/line/column diagnostics, `search` the header search over
+//! the catalog; the wasm bundle leaves both off.
 
 pub mod access;
 pub mod capacity;
@@ -20,6 +21,8 @@ pub mod notification;
 pub mod request;
 pub mod resource;
 pub mod roadmap;
+#[cfg(feature = "search")]
+pub mod search;
 pub mod selfservice;
 pub mod snapshot;
 #[cfg(feature = "load")]

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod catalog_change;
 pub mod dashboard;
+pub mod search;
 pub mod selfservice;
 
 /// A reference to an item with what a link needs.

@@ -12,7 +12,7 @@ use mirante_domain::Role;
 use crate::{
     api::get_viewer,
     components::NotFound,
-    i18n::{I18n, Lang, initial_lang, use_i18n},
+    i18n::{I18n, Lang, initial_lang, t, use_i18n},
     pages::{
         catalog::CatalogPage,
         decisions::DecisionsPage,
@@ -25,6 +25,7 @@ use crate::{
         requests::{RequestPage, RequestsPage},
         resources::{ResourcePage, ResourcePreviewView, ResourcesPage},
         roadmap::{RoadmapGraphView, RoadmapView},
+        search::SearchPage,
         selfservice::{PreviewPageView, TemplateFormPage, TemplateProblemsPage, TemplatesPage},
         sites::{SitePage, SitesPage},
     },
@@ -104,6 +105,7 @@ pub fn App() -> impl IntoView {
                         ssr=SsrMode::Async
                     />
                     <Route path=StaticSegment("findings") view=FindingsPage ssr=SsrMode::Async/>
+                    <Route path=StaticSegment("search") view=SearchPage ssr=SsrMode::Async/>
                     <Route
                         path=StaticSegment("self-service")
                         view=TemplatesPage
@@ -279,6 +281,16 @@ fn Header() -> impl IntoView {
                     })}
                 </Transition>
             </nav>
+            <form class="header-search" role="search" method="get" action="/search">
+                <label class="visually-hidden" for="header-q">{i18n.tr("search-label")}</label>
+                <input
+                    id="header-q"
+                    type="search"
+                    name="q"
+                    maxlength="200"
+                    placeholder=move || t(i18n.lang(), "header-search-placeholder")
+                />
+            </form>
             <UserMenu viewer/>
             <div class="lang-switch" role="group" aria-label=i18n.tr("lang-label")>
                 {Lang::ALL

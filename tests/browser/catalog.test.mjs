@@ -107,8 +107,8 @@ test('filters work as plain links when JavaScript is off', async () => {
     assert.ok(rows > 0);
     assert.equal(desired, rows);
 
-    await page.fill('input[name="q"]', 'linstor');
-    await page.press('input[name="q"]', 'Enter');
+    await page.fill('main input[name="q"]', 'linstor');
+    await page.press('main input[name="q"]', 'Enter');
     await page.waitForURL(/q=linstor/);
     assert.match(page.url(), /state=desired/, 'the search keeps the other filters');
     const names = await page.locator('table.items tbody tr').allInnerTexts();
@@ -137,6 +137,34 @@ test('an item page shows state, evidence and dependencies', async () => {
   const deps = await page.locator('ul.refs').first().innerText();
   assert.match(deps, /Cilium/i, 'ClusterMesh depends on Cilium on both sites');
   await page.screenshot({ path: `${SHOTS}item.png`, fullPage: true });
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('the header search finds items, decisions and requests by kind, without regard to case or accents', async () => {
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${portal.url}/`, { waitUntil: 'load' });
+  await waitForHydration(page);
+  // "replicacao" finds "Replicação" and friends; the header box sends a plain GET.
+  await page.locator('#header-q').fill('REPLICACAO');
+  await page.locator('#header-q').press('Enter');
+  await page.waitForURL(/\/search\?q=REPLICACAO/);
+  await page.waitForSelector('.result-count');
+  const kinds = await page.locator('.search-group').evaluateAll((gs) => gs.map((g) => g.dataset.kind));
+  assert.ok(kinds.length >= 1, `some group: ${kinds}`);
+  const hits = (await page.locator('.search-hits').allInnerTexts()).join('\n');
+  assert.match(hits, /replica/i, hits);
+  // A GPU query reaches the self-service template Rui may use.
+  await page.locator('#search-q').fill('gpu');
+  await page.locator('.search-form button').click();
+  await page.waitForURL(/\/search\?q=gpu/);
+  await page.waitForSelector('.search-templates');
+  await page.locator('.search-templates a').first().click();
+  await page.waitForURL(/\/self-service\/gpu-workspace/);
+  // Nothing typed: the page says what is searched.
+  await page.goto(`${portal.url}/search`, { waitUntil: 'load' });
+  assert.match(await page.locator('main').innerText(), /case|maiúsculas/);
   assert.deepEqual(errors, []);
   await page.close();
 });

@@ -309,6 +309,7 @@ export function pagesFor(role, found) {
     '/sites',
     found.site,
     '/decisions',
+    '/search?q=cilium',
     '/roadmap',
     '/roadmap/graph',
     '/self-service',

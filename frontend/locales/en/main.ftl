@@ -613,3 +613,19 @@ ss-file-deleted = deleted
 req-withdraw-help-proposed = Its pull request is open: withdrawing closes it on the forge with a comment saying so, and nothing is merged.
 req-catalog-change-title = Catalog change: { $name }
 sites-gpu-uncounted = { $model } (count not recorded)
+search-title = Search
+search-label = Search the portal
+header-search-placeholder = Search…
+search-go = Search
+search-empty = Type a word: items, decisions, tasks, templates and requests are searched, without regard to case or accents.
+search-count = { $count ->
+    [0] Nothing matches “{ $q }”.
+    [one] One match for “{ $q }”.
+   *[other] { $count } matches for “{ $q }”.
+}
+search-items = Catalog items ({ $count })
+search-decisions = Decisions ({ $count })
+search-tasks = Pending tasks ({ $count })
+search-templates = Self-service templates ({ $count })
+search-requests = Requests ({ $count })
+search-more = { $count } more

@@ -613,3 +613,19 @@ ss-file-deleted = apagado
 req-withdraw-help-proposed = O pull request está aberto: retirar o pedido o fecha na forja com um comentário dizendo isso, e nada é mesclado.
 req-catalog-change-title = Mudança no catálogo: { $name }
 sites-gpu-uncounted = { $model } (quantidade não informada)
+search-title = Busca
+search-label = Buscar no portal
+header-search-placeholder = Buscar…
+search-go = Buscar
+search-empty = Digite uma palavra: itens, decisões, tarefas, modelos e pedidos são buscados, sem diferenciar maiúsculas nem acentos.
+search-count = { $count ->
+    [0] Nada corresponde a “{ $q }”.
+    [one] Um resultado para “{ $q }”.
+   *[other] { $count } resultados para “{ $q }”.
+}
+search-items = Itens do catálogo ({ $count })
+search-decisions = Decisões ({ $count })
+search-tasks = Tarefas pendentes ({ $count })
+search-templates = Modelos de autoatendimento ({ $count })
+search-requests = Pedidos ({ $count })
+search-more = mais { $count }

@@ -13,5 +13,6 @@ pub mod proposed;
 pub mod requests;
 pub mod resources;
 pub mod roadmap;
+pub mod search;
 pub mod selfservice;
 pub mod sites;

@@ -213,6 +213,7 @@ pub const ROUTES: &[(Methods, &str, Access)] = &[
     (Methods::Read, "/decisions", Access::Catalog),
     (Methods::Read, "/sites", Access::Catalog),
     (Methods::Read, "/sites/{id}", Access::Catalog),
+    (Methods::Read, "/search", Access::Catalog),
     // The web UI's server functions.
     (Methods::ReadOrPost, "/_fn/viewer", Access::Public),
     (Methods::ReadOrPost, "/_fn/overview", Access::Catalog),
@@ -223,6 +224,7 @@ pub const ROUTES: &[(Methods, &str, Access)] = &[
     (Methods::ReadOrPost, "/_fn/decisions", Access::Catalog),
     (Methods::ReadOrPost, "/_fn/sites", Access::Catalog),
     (Methods::ReadOrPost, "/_fn/site", Access::Catalog),
+    (Methods::ReadOrPost, "/_fn/search", Access::Catalog),
     // Self-service in the web UI: pages and server functions. Who may see which template or
     // request, and who may decide or merge, is decided per object by the self-service layer.
     (Methods::Read, "/self-service", Access::SignedIn),
