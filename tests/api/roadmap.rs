@@ -181,7 +181,7 @@ on_both_databases! {
                 .map(|f| (f["code"].as_str().unwrap().to_owned(), f["args"].clone()))
                 .collect()
         };
-        // Both references resolve in the demo monorepo, so no IaC error anywhere...
+        // Every reference resolves in the demo monorepo, so no IaC error anywhere...
         let iac_errors: Vec<&Value> = body["findings"]
             .as_array()
             .unwrap()

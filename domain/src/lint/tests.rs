@@ -338,6 +338,15 @@ fn the_demo_catalog_has_no_errors_and_flags_traefik_sp_ha_as_declared_but_not_re
             .any(|f| f.item == "traefik-sp-ha" && f.code == Code::DeclaredNotReal),
         "{f:#?}"
     );
+    let free_text: Vec<&str> = f
+        .iter()
+        .filter(|f| f.code == Code::ValidatedOnlyFreeText)
+        .map(|f| f.item.as_str())
+        .collect();
+    assert!(
+        free_text.is_empty(),
+        "every validated item of the demo rests on something verifiable: {free_text:?}"
+    );
 }
 
 #[test]
