@@ -7,7 +7,7 @@ use leptos_router::hooks::use_query_map;
 
 use crate::{
     api::search::{Found, Group, search},
-    components::{StateBadge, Wait, loaded},
+    components::{InlineText, StateBadge, Wait, loaded},
     i18n::{t, t_args, use_i18n},
 };
 
@@ -41,7 +41,7 @@ fn FoundGroup(
                                 <li>
                                     <a href=href>{name}</a>
                                     " "
-                                    <span class="muted">{detail}</span>
+                                    <span class="muted"><InlineText text=detail/></span>
                                 </li>
                             }
                         })
