@@ -1,7 +1,7 @@
 //! The application shell, layout and routes.
 
 use leptos::prelude::*;
-use leptos_meta::{Html, Link, Meta, MetaTags, Stylesheet, Title, provide_meta_context};
+use leptos_meta::{Html, Link, Meta, MetaTags, Title, provide_meta_context};
 use leptos_router::{
     ParamSegment, SsrMode, StaticSegment,
     components::{A, Route, Router, Routes},
@@ -39,6 +39,11 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
             <head>
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
+                <link
+                    rel="stylesheet"
+                    id="mirante"
+                    href=format!("/{}/{}.css", options.site_pkg_dir, options.output_name)
+                />
                 <HydrationScripts options/>
                 <MetaTags/>
             </head>
@@ -61,7 +66,6 @@ pub fn App() -> impl IntoView {
 
     view! {
         <Html attr:lang=move || i18n.lang().tag()/>
-        <Stylesheet id="mirante" href="/pkg/mirante.css"/>
         <Link rel="icon" href="data:,"/>
         <Meta name="description" content="Mirante — the platform catalogue and self-service portal"/>
         <Title formatter=|text: String| {

@@ -413,7 +413,7 @@ pub fn app(
 }
 
 /// Where the UI's compiled assets are: `LEPTOS_SITE_ROOT` (default `target/site`), `pkg`
-/// inside it, files named `mirante.*`.
+/// inside it, files named `mirante-<hash>.*` as `pkg/bundle.txt` says, else `mirante.*`.
 fn leptos_options(addr: SocketAddr) -> LeptosOptions {
     let site_root = std::env::var("LEPTOS_SITE_ROOT").unwrap_or_else(|_| "target/site".to_owned());
     // Development mode only on request: it makes pages try to reach cargo-leptos's reload
@@ -422,8 +422,15 @@ fn leptos_options(addr: SocketAddr) -> LeptosOptions {
         Ok(v) if v.eq_ignore_ascii_case("dev") || v.eq_ignore_ascii_case("development") => Env::DEV,
         _ => Env::PROD,
     };
+    // The content-hashed bundle `cargo xtask build` wrote, so that pages name files browsers
+    // may keep; the plain names when there is none.
+    let output = crate::http::middleware::bundle_name(
+        &std::path::Path::new(&site_root).join("pkg"),
+        "mirante",
+    )
+    .unwrap_or_else(|| "mirante".to_owned());
     LeptosOptions::builder()
-        .output_name("mirante")
+        .output_name(output)
         .site_root(site_root)
         .site_pkg_dir("pkg")
         .site_addr(addr)

@@ -17,6 +17,7 @@ use anyhow::{Context, Result, bail};
 
 mod bench;
 mod container;
+mod fingerprint;
 mod fuzz;
 mod manifests;
 mod precompress;
@@ -384,8 +385,10 @@ fn build_wasm(release: bool) -> Result<()> {
         pkg.join(format!("{OUTPUT_NAME}.css")),
     )?;
     precompress::remove_stale(pkg)?;
+    let name = fingerprint::write(pkg, OUTPUT_NAME)?;
     if release {
-        precompress::bundle(pkg)?;
+        // Only the hashed files are named in pages; the unhashed ones are compressed on the fly.
+        precompress::bundle(pkg, &name)?;
     }
     Ok(())
 }

@@ -3,7 +3,7 @@
 //! the wasm at its fastest level on every first load.
 //!
 //! Brotli at its highest quality and gzip at its best level: slow to write (seconds for the
-//! wasm), free to serve. Copies are only written for the release bundle; every build first
+//! wasm), free to serve. Only the content-hashed bundle the pages name gets copies. Copies are only written for the release bundle; every build first
 //! removes the copies it finds, so a server never sends a compressed copy of an older build.
 
 use std::{
@@ -32,10 +32,16 @@ pub fn remove_stale(pkg: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Writes `<file>.br` and `<file>.gz` next to each file of the bundle in `pkg`.
-pub fn bundle(pkg: &Path) -> Result<()> {
+/// Writes `<file>.br` and `<file>.gz` next to each file of the bundle named `name` in `pkg`
+/// (`<name>.js`, `<name>.wasm`, `<name>.css`).
+pub fn bundle(pkg: &Path, name: &str) -> Result<()> {
+    let prefix = format!("{name}.");
     for path in files(pkg)? {
-        if is_copy(&path) {
+        let in_bundle = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with(&prefix));
+        if is_copy(&path) || !in_bundle {
             continue;
         }
         let size = fs::metadata(&path)?.len();
@@ -116,18 +122,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn each_file_gets_copies_that_decompress_to_it_and_a_new_build_removes_them() {
+    fn each_file_of_the_bundle_gets_copies_that_decompress_to_it_and_a_new_build_removes_them() {
         let pkg = tempfile::tempdir().unwrap();
         let wasm: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
         let css = "body { color: black; }\n".repeat(100);
-        fs::write(pkg.path().join("mirante.wasm"), &wasm).unwrap();
+        fs::write(pkg.path().join("mirante-0123456789abcdef.wasm"), &wasm).unwrap();
+        fs::write(pkg.path().join("mirante-0123456789abcdef.css"), &css).unwrap();
         fs::write(pkg.path().join("mirante.css"), &css).unwrap();
 
-        bundle(pkg.path()).unwrap();
+        bundle(pkg.path(), "mirante-0123456789abcdef").unwrap();
 
+        assert!(
+            !pkg.path().join("mirante.css.br").exists(),
+            "a file outside the bundle gets no copy"
+        );
         for (name, original) in [
-            ("mirante.wasm", wasm.clone()),
-            ("mirante.css", css.into_bytes()),
+            ("mirante-0123456789abcdef.wasm", wasm.clone()),
+            ("mirante-0123456789abcdef.css", css.into_bytes()),
         ] {
             let br = fs::read(pkg.path().join(format!("{name}.br"))).unwrap();
             let mut unbr = Vec::new();
@@ -156,6 +167,13 @@ mod tests {
             .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
             .collect();
         left.sort();
-        assert_eq!(left, ["mirante.css", "mirante.wasm"]);
+        assert_eq!(
+            left,
+            [
+                "mirante-0123456789abcdef.css",
+                "mirante-0123456789abcdef.wasm",
+                "mirante.css"
+            ]
+        );
     }
 }

@@ -180,7 +180,10 @@ impl MakeRequestId for SequentialRequestId {
 
 /// `/pkg`: the hydration bundle (JS, wasm, CSS) from `<site_root>/<site_pkg_dir>`.
 ///
-/// The file names carry no content hash, so browsers must revalidate (`no-cache`); the
+/// The pages name the bundle by its content-hashed names (`mirante-<16 hex>.{js,wasm,css}`,
+/// see [`bundle_name`]): those never change, so browsers keep them a year without asking
+/// (`public, max-age=31536000, immutable`) and a second visit downloads nothing. Every other
+/// file (the unhashed names the plain sign-in pages use) must be revalidated (`no-cache`); the
 /// `Last-Modified` that `ServeDir` sends turns that into a cheap 304.
 ///
 /// A release build writes a brotli and a gzip copy next to each file (`cargo xtask build
@@ -191,10 +194,7 @@ pub(crate) fn static_files<S: Clone + Send + Sync + 'static>(leptos: &LeptosOpti
     let dir = PathBuf::from(leptos.site_root.as_ref()).join(leptos.site_pkg_dir.as_ref());
     let path = format!("/{}", leptos.site_pkg_dir.trim_matches('/'));
     let service = ServiceBuilder::new()
-        .layer(SetResponseHeaderLayer::overriding(
-            header::CACHE_CONTROL,
-            HeaderValue::from_static("no-cache"),
-        ))
+        .layer(axum::middleware::from_fn(cache_by_name))
         // The body depends on Accept-Encoding whichever file is sent; the compression layer
         // only says so for the responses it compresses itself.
         .layer(SetResponseHeaderLayer::if_not_present(
@@ -203,6 +203,53 @@ pub(crate) fn static_files<S: Clone + Send + Sync + 'static>(leptos: &LeptosOpti
         ))
         .service(ServeDir::new(dir).precompressed_br().precompressed_gzip());
     Router::new().nest_service(&path, service)
+}
+
+/// How long a browser keeps a file whose name holds its content's hash.
+const IMMUTABLE: &str = "public, max-age=31536000, immutable";
+
+/// `Cache-Control` by the file's name: a year for a hashed name answered with success,
+/// revalidation for anything else.
+async fn cache_by_name(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let hashed = is_hashed_name(request.uri().path());
+    let mut response = next.run(request).await;
+    let value = if hashed && response.status().is_success() {
+        IMMUTABLE
+    } else {
+        "no-cache"
+    };
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static(value));
+    response
+}
+
+/// Whether the last segment of `path` is `<name>-<16 hex>.<extension>`, as
+/// `cargo xtask build` names the bundle.
+fn is_hashed_name(path: &str) -> bool {
+    let file = path.rsplit('/').next().unwrap_or_default();
+    let Some((stem, _ext)) = file.split_once('.') else {
+        return false;
+    };
+    stem.rsplit_once('-').is_some_and(|(name, hash)| {
+        !name.is_empty()
+            && hash.len() == 16
+            && hash
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
+}
+
+/// The bundle's name `cargo xtask build` wrote to `<pkg>/bundle.txt` (`mirante-<16 hex>`),
+/// when there is a valid one; the pages then name its hashed files.
+pub(crate) fn bundle_name(pkg: &std::path::Path, output: &str) -> Option<String> {
+    let text = std::fs::read_to_string(pkg.join("bundle.txt")).ok()?;
+    let name = text.trim();
+    (name.starts_with(&format!("{output}-")) && is_hashed_name(&format!("{name}.js")))
+        .then(|| name.to_owned())
 }
 
 #[cfg(test)]
@@ -276,6 +323,63 @@ mod tests {
         let (encoding, body) = wasm(&router, None).await;
         assert_eq!(encoding, None);
         assert_eq!(body, "wasm bytes ".repeat(1000).as_bytes());
+    }
+
+    #[tokio::test]
+    async fn hashed_names_are_kept_a_year_and_everything_else_is_revalidated() {
+        let (root, router) = site(false);
+        let pkg = root.path().join("pkg");
+        std::fs::write(pkg.join("mirante-0123456789abcdef.js"), "js").unwrap();
+        let cache = |path: &'static str| {
+            let router = router.clone();
+            async move {
+                let response = router
+                    .oneshot(Request::get(path).body(Body::empty()).unwrap())
+                    .await
+                    .unwrap();
+                (
+                    response.status(),
+                    response.headers()[header::CACHE_CONTROL]
+                        .to_str()
+                        .unwrap()
+                        .to_owned(),
+                )
+            }
+        };
+
+        assert_eq!(
+            cache("/pkg/mirante-0123456789abcdef.js").await,
+            (StatusCode::OK, IMMUTABLE.to_owned())
+        );
+        assert_eq!(
+            cache("/pkg/mirante.wasm").await,
+            (StatusCode::OK, "no-cache".to_owned())
+        );
+        assert_eq!(
+            cache("/pkg/mirante-fedcba9876543210.js").await,
+            (StatusCode::NOT_FOUND, "no-cache".to_owned()),
+            "a miss is not kept"
+        );
+    }
+
+    #[test]
+    fn the_bundle_name_is_read_from_bundle_txt_when_it_is_one() {
+        let root = tempfile::tempdir().unwrap();
+        assert_eq!(bundle_name(root.path(), "mirante"), None, "no file");
+        std::fs::write(root.path().join("bundle.txt"), "mirante-0123456789abcdef\n").unwrap();
+        assert_eq!(
+            bundle_name(root.path(), "mirante").as_deref(),
+            Some("mirante-0123456789abcdef")
+        );
+        std::fs::write(
+            root.path().join("bundle.txt"),
+            "../../etc/passwd-0123456789abcdef",
+        )
+        .unwrap();
+        assert_eq!(bundle_name(root.path(), "mirante"), None);
+        assert!(!is_hashed_name("/pkg/mirante.js"));
+        assert!(!is_hashed_name("/pkg/mirante-0123456789ABCDEF.js"));
+        assert!(is_hashed_name("/pkg/mirante-0123456789abcdef.wasm.br"));
     }
 
     #[tokio::test]
