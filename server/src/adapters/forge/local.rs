@@ -64,7 +64,6 @@ impl LocalForge {
         })
     }
 
-    /// Runs `work` on the repository's path on the blocking pool.
     /// Pull request `number`'s row, with its id.
     async fn row(&self, number: u64) -> ForgeResult<(i64, LocalPullRequest)> {
         let id = i64::try_from(number)
@@ -78,6 +77,7 @@ impl LocalForge {
         Ok((id, row))
     }
 
+    /// Runs `work` on the repository's path on the blocking pool.
     async fn git<T: Send + 'static>(
         &self,
         work: impl FnOnce(&Path) -> GitResult<T> + Send + 'static,
@@ -183,14 +183,7 @@ impl Forge for LocalForge {
     }
 
     async fn pull_request(&self, number: u64) -> ForgeResult<PullRequest> {
-        let id = i64::try_from(number)
-            .map_err(|_| ForgeError::NotFound(format!("pull request #{number}")))?;
-        let row = self
-            .db
-            .local_pull_request(id)
-            .await
-            .map_err(|e| ForgeError::Unavailable(format!("database: {e}")))?
-            .ok_or_else(|| ForgeError::NotFound(format!("pull request #{number}")))?;
+        let (_, row) = self.row(number).await?;
         self.pull_request_of(&row)
     }
 

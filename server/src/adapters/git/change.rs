@@ -12,7 +12,7 @@ use std::path::Path;
 use chrono::{DateTime, TimeZone, Utc};
 use git2::{Delta, DiffOptions, Oid, Patch, Repository, Sort};
 
-use super::{GitError, GitResult, git_error, open, tip};
+use super::{GitError, GitResult, git_error, open, resolve, tip};
 
 /// Most commits listed; a portal branch holds one.
 pub(crate) const MAX_COMMITS: usize = 50;
@@ -87,7 +87,8 @@ pub(crate) fn branch_change(
     };
     let (from, to, hide) = match merge_commit {
         Some(merge) => {
-            let merge = commit_id(&repo, merge)?;
+            let merge = resolve(&repo, merge)?
+                .ok_or_else(|| GitError::NotFound(format!("commit `{merge}`")))?;
             let parent = repo
                 .find_commit(merge)
                 .and_then(|c| c.parent_id(0))
@@ -110,15 +111,6 @@ pub(crate) fn branch_change(
         files,
         more_files,
     }))
-}
-
-fn commit_id(repo: &Repository, rev: &str) -> GitResult<Oid> {
-    Oid::from_str(rev)
-        .ok()
-        .filter(|_| rev.len() == 40)
-        .and_then(|id| repo.find_commit(id).ok())
-        .map(|c| c.id())
-        .ok_or_else(|| GitError::NotFound(format!("commit `{rev}`")))
 }
 
 /// The commits reachable from `head` and not from `hide`, newest first.

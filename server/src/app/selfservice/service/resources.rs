@@ -115,12 +115,17 @@ impl SelfService {
         } else {
             HashMap::new()
         };
+        // The latest merged request of a folder: the one that made it what it is, whose
+        // deployment (or removal) the resource shows.
+        let latest_merged = |target: &str| {
+            rows.iter()
+                .rev()
+                .find(|q| q.record.target == target && q.record.state == RequestState::Merged)
+        };
         for r in &mut found {
             if matches!(r.state, ResourceState::Merged) {
-                // How to reach it, from the files of the request that made it what it is.
-                let files = rows.iter().rev().find(|q| {
-                    q.record.target == r.target && q.record.state == RequestState::Merged
-                });
+                // How to reach it, from the files of that request.
+                let files = latest_merged(&r.target);
                 let cluster = r
                     .cluster
                     .as_deref()
@@ -137,9 +142,7 @@ impl SelfService {
                 r.deployment = Some(deployment);
             } else if followed && matches!(r.state, ResourceState::Removed) {
                 // A removal counts once Argo CD no longer has the Application that ran it.
-                let removal = rows.iter().rev().find(|q| {
-                    q.record.target == r.target && q.record.state == RequestState::Merged
-                });
+                let removal = latest_merged(&r.target);
                 if let Some(q) = removal.filter(|q| q.record.action == Action::Remove) {
                     let row = rows_by_request.get(&q.record.id);
                     r.state = deployments::removal_state(row);
