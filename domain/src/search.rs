@@ -51,16 +51,22 @@ pub struct Hits<'a, T> {
 
 impl<'a, T> Hits<'a, T> {
     fn of(all: impl Iterator<Item = &'a T>, limit: usize) -> Self {
-        let mut first = Vec::new();
-        let mut total = 0;
-        for t in all {
-            if first.len() < limit {
-                first.push(t);
-            }
-            total += 1;
-        }
+        let (first, total) = first_and_total(all, limit);
         Hits { first, total }
     }
+}
+
+/// The first `limit` of `all`, and how many there are in all.
+pub fn first_and_total<T>(all: impl IntoIterator<Item = T>, limit: usize) -> (Vec<T>, usize) {
+    let mut first = Vec::new();
+    let mut total = 0;
+    for t in all {
+        if first.len() < limit {
+            first.push(t);
+        }
+        total += 1;
+    }
+    (first, total)
 }
 
 /// What the catalog holds for a query, by kind.

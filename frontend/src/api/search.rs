@@ -56,14 +56,7 @@ impl<T> Default for Group<T> {
 impl<T> Group<T> {
     #[cfg(feature = "ssr")]
     fn of(all: impl IntoIterator<Item = T>) -> Self {
-        let mut first = Vec::new();
-        let mut total = 0;
-        for t in all {
-            if first.len() < PER_KIND {
-                first.push(t);
-            }
-            total += 1;
-        }
+        let (first, total) = mirante_domain::search::first_and_total(all, PER_KIND);
         Group { first, total }
     }
 }

@@ -6,6 +6,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_params_map;
 use mirante_api_types::selfservice::{PreviewFile, ProposedChange};
+use mirante_domain::deployment::short;
 
 use crate::{
     api::selfservice::get_proposed_change,
@@ -21,11 +22,6 @@ fn state_key(state: &str) -> &'static str {
         "closed" => "req-change-closed",
         _ => "req-change-open",
     }
-}
-
-/// The first 12 characters of a commit id.
-fn short(id: &str) -> String {
-    id.chars().take(12).collect()
 }
 
 /// The proposed change page of `/requests/{id}/change`.
@@ -74,9 +70,9 @@ pub fn ProposedChangePage() -> impl IntoView {
                         }
                     }
                     " · "
-                    <code title=change.from.clone()>{short(&change.from)}</code>
+                    <code title=change.from.clone()>{short(&change.from).to_owned()}</code>
                     " → "
-                    <code title=change.to.clone()>{short(&change.to)}</code>
+                    <code title=change.to.clone()>{short(&change.to).to_owned()}</code>
                 </p>
                 <h2>{i18n.tr("req-change-commits")}</h2>
                 <ol class="commits">
@@ -86,7 +82,7 @@ pub fn ProposedChangePage() -> impl IntoView {
                         .map(|c| {
                             view! {
                                 <li data-commit=c.id.clone()>
-                                    <code title=c.id.clone()>{short(&c.id)}</code>
+                                    <code title=c.id.clone()>{short(&c.id).to_owned()}</code>
                                     " "
                                     <span class="summary">{c.summary}</span>
                                     " "

@@ -11,51 +11,67 @@ use crate::{
     i18n::{t, t_args, use_i18n},
 };
 
-/// One group of results: its heading with the count, its entries, and `more` (a link to every
-/// match) when there are more than it lists.
+/// One group of results: its heading with how many match, the entries it lists
+/// (`children`, `shown` of them), and a link to every match on `more` when it lists fewer.
+#[component]
+fn SearchGroup(
+    kind: &'static str,
+    heading: &'static str,
+    total: usize,
+    shown: usize,
+    more: String,
+    children: Children,
+) -> impl IntoView {
+    let i18n = use_i18n();
+    view! {
+        <section class=format!("search-group search-{kind}") data-kind=kind>
+            <h2>{move || t_args(i18n.lang(), heading, &[("count", total.into())])}</h2>
+            <ul class="search-hits">{children()}</ul>
+            {(total > shown)
+                .then(|| {
+                    view! {
+                        <a class="search-more" href=more>
+                            {move || t_args(i18n.lang(), "search-more", &[("count", (total - shown).into())])}
+                        </a>
+                    }
+                })}
+        </section>
+    }
+}
+
+/// A group of decisions, tasks, templates or requests: each a link named in the reader's
+/// language, with what else identifies it; nothing when none matches.
 #[component]
 fn FoundGroup(
     kind: &'static str,
     heading: &'static str,
     group: Group<Found>,
-    #[prop(default = None)] more: Option<String>,
+    more: &'static str,
 ) -> impl IntoView {
     let i18n = use_i18n();
-    let total = group.total;
-    let shown = group.first.len();
+    let (total, shown) = (group.total, group.first.len());
     (total > 0).then(|| {
         view! {
-            <section class=format!("search-group search-{kind}") data-kind=kind>
-                <h2>{move || t_args(i18n.lang(), heading, &[("count", total.into())])}</h2>
-                <ul class="search-hits">
-                    {group
-                        .first
-                        .into_iter()
-                        .map(|f| {
-                            let Found { href, title, localized, detail } = f;
-                            let name = move || match &localized {
-                                Some(l) => l.get(i18n.lang().tag()).to_owned(),
-                                None => title.clone(),
-                            };
-                            view! {
-                                <li>
-                                    <a href=href>{name}</a>
-                                    " "
-                                    <span class="muted"><InlineText text=detail/></span>
-                                </li>
-                            }
-                        })
-                        .collect_view()}
-                </ul>
-                {(total > shown)
-                    .then(|| {
-                        let text = move || t_args(i18n.lang(), "search-more", &[("count", (total - shown).into())]);
-                        match more.clone() {
-                            Some(href) => view! { <a class="search-more" href=href>{text}</a> }.into_any(),
-                            None => view! { <p class="muted search-more">{text}</p> }.into_any(),
+            <SearchGroup kind heading total shown more=more.to_owned()>
+                {group
+                    .first
+                    .into_iter()
+                    .map(|f| {
+                        let Found { href, title, localized, detail } = f;
+                        let name = move || match &localized {
+                            Some(l) => l.get(i18n.lang().tag()).to_owned(),
+                            None => title.clone(),
+                        };
+                        view! {
+                            <li>
+                                <a href=href>{name}</a>
+                                " "
+                                <span class="muted"><InlineText text=detail/></span>
+                            </li>
                         }
-                    })}
-            </section>
+                    })
+                    .collect_view()}
+            </SearchGroup>
         }
     })
 }
@@ -88,12 +104,8 @@ pub fn SearchPage() -> impl IntoView {
             }
             let total = page.total();
             let q = page.q.clone();
-            let items_total = page.items.total;
-            let items_shown = page.items.first.len();
-            let all_items = format!(
-                "/catalog?q={}",
-                url_escape(&page.q)
-            );
+            let (items_total, items_shown) = (page.items.total, page.items.first.len());
+            let all_items = format!("/catalog?q={}", url_escape(&page.q));
             view! {
                 <p class="result-count" role="status">
                     {move || t_args(i18n.lang(), "search-count", &[("count", total.into()), ("q", q.clone().into())])}
@@ -101,41 +113,30 @@ pub fn SearchPage() -> impl IntoView {
                 {(items_total > 0)
                     .then(|| {
                         view! {
-                            <section class="search-group search-items" data-kind="items">
-                                <h2>{move || t_args(i18n.lang(), "search-items", &[("count", items_total.into())])}</h2>
-                                <ul class="search-hits">
-                                    {page
-                                        .items
-                                        .first
-                                        .into_iter()
-                                        .map(|i| {
-                                            view! {
-                                                <li>
-                                                    <a href=format!("/items/{}", i.id)>{i.name}</a>
-                                                    " "
-                                                    <StateBadge state=i.state qualifier=i.qualifier/>
-                                                    " "
-                                                    <code class="muted">{i.id}</code>
-                                                </li>
-                                            }
-                                        })
-                                        .collect_view()}
-                                </ul>
-                                {(items_total > items_shown)
-                                    .then(|| {
+                            <SearchGroup kind="items" heading="search-items" total=items_total shown=items_shown more=all_items>
+                                {page
+                                    .items
+                                    .first
+                                    .into_iter()
+                                    .map(|i| {
                                         view! {
-                                            <a class="search-more" href=all_items.clone()>
-                                                {move || t_args(i18n.lang(), "search-more", &[("count", (items_total - items_shown).into())])}
-                                            </a>
+                                            <li>
+                                                <a href=format!("/items/{}", i.id)>{i.name}</a>
+                                                " "
+                                                <StateBadge state=i.state qualifier=i.qualifier/>
+                                                " "
+                                                <code class="muted">{i.id}</code>
+                                            </li>
                                         }
-                                    })}
-                            </section>
+                                    })
+                                    .collect_view()}
+                            </SearchGroup>
                         }
                     })}
-                <FoundGroup kind="decisions" heading="search-decisions" group=page.decisions more=Some("/decisions".to_owned())/>
-                <FoundGroup kind="tasks" heading="search-tasks" group=page.tasks more=Some("/roadmap".to_owned())/>
-                <FoundGroup kind="templates" heading="search-templates" group=page.templates more=Some("/self-service".to_owned())/>
-                <FoundGroup kind="requests" heading="search-requests" group=page.requests more=Some("/requests".to_owned())/>
+                <FoundGroup kind="decisions" heading="search-decisions" group=page.decisions more="/decisions"/>
+                <FoundGroup kind="tasks" heading="search-tasks" group=page.tasks more="/roadmap"/>
+                <FoundGroup kind="templates" heading="search-templates" group=page.templates more="/self-service"/>
+                <FoundGroup kind="requests" heading="search-requests" group=page.requests more="/requests"/>
             }
             .into_any()
         })}
