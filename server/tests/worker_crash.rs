@@ -148,9 +148,16 @@ async fn crash_between_branch_and_pull_request_then_resume(database_url: &str, d
     // Second run: takes its job back at once, reuses the branch.
     let mut second = start(data.path(), database_url, None);
     let deadline = Instant::now() + Duration::from_secs(120);
+    // The worker moves the request to proposed, then finishes its job: wait for both before
+    // stopping the second run, or the stop may fall between the two.
     let resumed = loop {
         let r = db.request(id).await.unwrap().unwrap();
-        if r.state == RequestState::Proposed {
+        let job_done = db
+            .job_of_request(id)
+            .await
+            .unwrap()
+            .is_some_and(|j| j.done_at.is_some());
+        if r.state == RequestState::Proposed && job_done {
             break r;
         }
         if let Some(status) = second.try_wait().unwrap() {
