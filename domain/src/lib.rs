@@ -1,8 +1,7 @@
 //! Mirante's domain: the catalog model, its loading and validation, and read queries.
 //!
 //! Pure code: no server, database or network. The `load` feature adds reading catalog
-//! directories from disk with file/line/column diagnostics, `search` the header search over
-//! the catalog; the wasm bundle leaves both off.
+//! directories from disk with file/line/column diagnostics; the wasm bundle leaves it off.
 
 pub mod access;
 pub mod capacity;
@@ -21,7 +20,6 @@ pub mod notification;
 pub mod request;
 pub mod resource;
 pub mod roadmap;
-#[cfg(feature = "search")]
 pub mod search;
 pub mod selfservice;
 pub mod snapshot;

@@ -1,10 +1,16 @@
-//! The header search over the catalog: items, decisions and pending tasks whose text holds
-//! what was typed, with case and accents folded (`integracao` finds "Integração", `ARGO`
-//! finds "ArgoCD"). Every word typed must appear, in any order and any field of the entry.
+//! Searching the catalog: items, decisions and pending tasks whose text holds what was typed,
+//! with case and accents folded (`integracao` finds "Integração", `ARGO` finds "ArgoCD").
+//! Every word typed must appear, in any order and any field of the entry.
 //!
-//! The portal adds the templates and requests the reader may see, which are not catalog
-//! entries; the same [`Query`] decides for them.
+//! Each [`Snapshot`] builds a [`TextIndex`] of its items, decisions and tasks when it is made,
+//! so a query reads postings instead of folding every entry's text; the catalog filter
+//! (`q=`) and the header search both go through it. The portal adds the templates and
+//! requests the reader may see, which are not catalog entries; [`Query::matches`] decides for
+//! them, and is the plain definition the index is tested against.
 
+use std::collections::HashMap;
+
+use memchr::memmem;
 use unicode_normalization::{UnicodeNormalization, char::is_combining_mark};
 
 use crate::model::{Decision, Item, Task};
@@ -12,10 +18,20 @@ use crate::snapshot::Snapshot;
 
 /// `s` lowercased, without accents (canonical decomposition, combining marks dropped).
 pub fn fold(s: &str) -> String {
+    if s.is_ascii() {
+        return s.to_ascii_lowercase();
+    }
     s.nfd()
         .filter(|c| !is_combining_mark(*c))
         .flat_map(char::to_lowercase)
         .collect()
+}
+
+/// The words of folded text: its longest runs of letters and digits.
+fn tokens(folded: &str) -> impl Iterator<Item = &str> {
+    folded
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|t| !t.is_empty())
 }
 
 /// What was typed, folded and split into words.
@@ -40,6 +56,212 @@ impl Query {
     }
 }
 
+/// A set of entry positions, one bit per entry.
+pub(crate) type Bitset = Vec<u64>;
+
+/// An empty set for `len` entries.
+pub(crate) fn bitset(len: usize) -> Bitset {
+    vec![0; len.div_ceil(64)]
+}
+
+/// The words of a set of entries (documents of a few fields each), and which entries hold
+/// each word.
+///
+/// A word typed matches an entry when it is part of the entry's folded text. A word made only
+/// of letters and digits can only lie inside one of the text's own words, so the index finds
+/// every word of the vocabulary that contains it (one substring search over the vocabulary,
+/// which is far smaller than the text) and takes the union of their entries: the answer, with
+/// nothing left to check. A typed word with other characters (`item-00`, `argo.cd`) narrows
+/// the entries by its letter-and-digit parts first, then checks those entries' text.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TextIndex {
+    /// How many entries.
+    len: usize,
+    /// The distinct words, each preceded by a NUL, which no word holds.
+    vocabulary: String,
+    /// Where each word starts in `vocabulary` (after its NUL), ascending.
+    starts: Vec<u32>,
+    /// Word `w`'s entries are `postings[offsets[w]..offsets[w + 1]]`, ascending.
+    offsets: Vec<u32>,
+    postings: Vec<u32>,
+}
+
+impl TextIndex {
+    /// The index of `entries`, in order: each is the fields of one entry.
+    pub fn build<'a, E, F>(entries: E) -> Self
+    where
+        E: IntoIterator<Item = F>,
+        F: IntoIterator<Item = &'a str>,
+    {
+        let mut words: HashMap<String, Vec<u32>> = HashMap::new();
+        let mut len = 0usize;
+        for (i, fields) in entries.into_iter().enumerate() {
+            len = i + 1;
+            let i = u32::try_from(i).expect("fewer than 2^32 entries");
+            for field in fields {
+                let folded = fold(field);
+                for t in tokens(&folded) {
+                    match words.get_mut(t) {
+                        Some(list) => {
+                            if list.last() != Some(&i) {
+                                list.push(i);
+                            }
+                        }
+                        None => {
+                            words.insert(t.to_owned(), vec![i]);
+                        }
+                    }
+                }
+            }
+        }
+        let mut words: Vec<(String, Vec<u32>)> = words.into_iter().collect();
+        words.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let mut index = TextIndex {
+            len,
+            vocabulary: String::with_capacity(words.iter().map(|(w, _)| w.len() + 1).sum()),
+            starts: Vec::with_capacity(words.len()),
+            offsets: Vec::with_capacity(words.len() + 1),
+            postings: Vec::with_capacity(words.iter().map(|(_, p)| p.len()).sum()),
+        };
+        for (word, list) in words {
+            index.vocabulary.push('\0');
+            index.starts.push(offset(index.vocabulary.len()));
+            index.vocabulary.push_str(&word);
+            index.offsets.push(offset(index.postings.len()));
+            index.postings.extend(list);
+        }
+        index.offsets.push(offset(index.postings.len()));
+        index
+    }
+
+    /// How many entries the index holds.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the index holds no entry.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The entries among `within` that match every word of `query`. `fields(i)` is entry
+    /// `i`'s text, as given to [`TextIndex::build`], read only for typed words that are not
+    /// all letters and digits.
+    pub(crate) fn matching<'a, F, I>(&self, query: &Query, mut within: Bitset, fields: F) -> Bitset
+    where
+        F: Fn(usize) -> I,
+        I: IntoIterator<Item = &'a str>,
+    {
+        for word in &query.words {
+            let mut parts = tokens(word).peekable();
+            let plain = parts.peek().is_some_and(|p| p.len() == word.len());
+            for part in parts {
+                let found = self.containing(part);
+                for (a, b) in within.iter_mut().zip(&found) {
+                    *a &= b;
+                }
+            }
+            if !plain {
+                for_each_position(&mut within, |i| {
+                    fields(i)
+                        .into_iter()
+                        .any(|f| fold(f).contains(word.as_str()))
+                });
+            }
+        }
+        within
+    }
+
+    /// The entries holding a word of the vocabulary that contains `part`.
+    fn containing(&self, part: &str) -> Bitset {
+        let mut found = bitset(self.len);
+        let mut last = usize::MAX;
+        for at in memmem::find_iter(self.vocabulary.as_bytes(), part.as_bytes()) {
+            let w = self.starts.partition_point(|&s| s as usize <= at) - 1;
+            if w == last {
+                continue;
+            }
+            last = w;
+            let (from, to) = (self.offsets[w] as usize, self.offsets[w + 1] as usize);
+            for &i in &self.postings[from..to] {
+                found[i as usize / 64] |= 1 << (i % 64);
+            }
+        }
+        found
+    }
+
+    /// Bytes the index holds on the heap (its vectors' capacity).
+    pub fn heap_bytes(&self) -> usize {
+        self.vocabulary.capacity()
+            + 4 * (self.starts.capacity() + self.offsets.capacity() + self.postings.capacity())
+    }
+}
+
+/// `n` as a `u32` offset.
+fn offset(n: usize) -> u32 {
+    u32::try_from(n).expect("an index smaller than 4 GiB")
+}
+
+/// Clears the bits of `set` whose position fails `keep`.
+fn for_each_position(set: &mut Bitset, keep: impl Fn(usize) -> bool) {
+    for (k, word) in set.iter_mut().enumerate() {
+        let mut rest = *word;
+        while rest != 0 {
+            let bit = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            if !keep(k * 64 + bit) {
+                *word &= !(1u64 << bit);
+            }
+        }
+    }
+}
+
+/// The positions in `set`, ascending.
+pub(crate) fn positions(set: &Bitset) -> impl Iterator<Item = usize> + '_ {
+    set.iter().enumerate().flat_map(|(k, &w)| {
+        let mut word = w;
+        std::iter::from_fn(move || {
+            if word == 0 {
+                return None;
+            }
+            let bit = word.trailing_zeros() as usize;
+            word &= word - 1;
+            Some(k * 64 + bit)
+        })
+    })
+}
+
+/// How many positions `set` holds.
+pub(crate) fn count(set: &Bitset) -> usize {
+    set.iter().map(|w| w.count_ones() as usize).sum()
+}
+
+/// The fields an item is searched by: id, name, notes and tags.
+pub fn item_fields(i: &Item) -> impl Iterator<Item = &str> {
+    [i.id.as_str(), i.name.as_str(), i.notes.as_str()]
+        .into_iter()
+        .chain(i.tags.iter().map(String::as_str))
+}
+
+/// The fields a decision is searched by: id, topic, decision, what was rejected, reason and
+/// ADRs.
+pub fn decision_fields(d: &Decision) -> impl Iterator<Item = &str> {
+    [
+        d.id.as_str(),
+        d.topic.as_str(),
+        d.decision.as_str(),
+        d.rejected.as_str(),
+        d.reason.as_str(),
+    ]
+    .into_iter()
+    .chain(d.adrs.iter().map(String::as_str))
+}
+
+/// The fields a task is searched by: id, title and notes.
+pub fn task_fields(t: &Task) -> impl Iterator<Item = &str> {
+    [t.id.as_str(), t.title.as_str(), t.notes.as_str()].into_iter()
+}
+
 /// Some of the entries of one kind that match, and how many match in all.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Hits<'a, T> {
@@ -50,9 +272,19 @@ pub struct Hits<'a, T> {
 }
 
 impl<'a, T> Hits<'a, T> {
-    fn of(all: impl Iterator<Item = &'a T>, limit: usize) -> Self {
-        let (first, total) = first_and_total(all, limit);
-        Hits { first, total }
+    /// The entries of `all` that `index` (built from `all` by `fields`) finds for `query`.
+    fn found<I: IntoIterator<Item = &'a str>>(
+        all: &'a [T],
+        index: &TextIndex,
+        query: &Query,
+        limit: usize,
+        fields: impl Fn(&'a T) -> I,
+    ) -> Self {
+        let set = index.matching(query, full(all.len()), |i| fields(&all[i]));
+        Hits {
+            first: positions(&set).take(limit).map(|i| &all[i]).collect(),
+            total: count(&set),
+        }
     }
 }
 
@@ -83,45 +315,105 @@ pub struct CatalogHits<'a> {
 /// The items, decisions and tasks of `snapshot` that match `query`, at most `limit` of each.
 pub fn catalog<'a>(snapshot: &'a Snapshot, query: &Query, limit: usize) -> CatalogHits<'a> {
     let c = snapshot.catalog();
+    let text = snapshot.text();
     CatalogHits {
-        items: Hits::of(
-            c.items.iter().filter(|i| {
-                query.matches(
-                    [i.id.as_str(), i.name.as_str(), i.notes.as_str()]
-                        .into_iter()
-                        .chain(i.tags.iter().map(String::as_str)),
-                )
-            }),
-            limit,
-        ),
-        decisions: Hits::of(
-            c.decisions.iter().filter(|d| {
-                query.matches(
-                    [
-                        d.id.as_str(),
-                        d.topic.as_str(),
-                        d.decision.as_str(),
-                        d.rejected.as_str(),
-                        d.reason.as_str(),
-                    ]
-                    .into_iter()
-                    .chain(d.adrs.iter().map(String::as_str)),
-                )
-            }),
-            limit,
-        ),
-        tasks: Hits::of(
-            c.tasks
-                .iter()
-                .filter(|t| query.matches([t.id.as_str(), t.title.as_str(), t.notes.as_str()])),
-            limit,
-        ),
+        items: Hits::found(&c.items, &text.items, query, limit, item_fields),
+        decisions: Hits::found(&c.decisions, &text.decisions, query, limit, decision_fields),
+        tasks: Hits::found(&c.tasks, &text.tasks, query, limit, task_fields),
     }
+}
+
+/// The text indexes of a catalog's items, decisions and tasks, in catalog order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CatalogText {
+    /// Items, by [`item_fields`].
+    pub items: TextIndex,
+    /// Decisions, by [`decision_fields`].
+    pub decisions: TextIndex,
+    /// Tasks, by [`task_fields`].
+    pub tasks: TextIndex,
+}
+
+impl CatalogText {
+    /// The indexes of `c`'s entries, in its order.
+    pub fn build(c: &crate::model::Catalog) -> Self {
+        CatalogText {
+            items: TextIndex::build(c.items.iter().map(item_fields)),
+            decisions: TextIndex::build(c.decisions.iter().map(decision_fields)),
+            tasks: TextIndex::build(c.tasks.iter().map(task_fields)),
+        }
+    }
+}
+
+/// A set holding every one of `len` entries.
+pub(crate) fn full(len: usize) -> Bitset {
+    let mut b = vec![u64::MAX; len.div_ceil(64)];
+    if let Some(last) = b.last_mut()
+        && !len.is_multiple_of(64)
+    {
+        *last = (1u64 << (len % 64)) - 1;
+    }
+    b
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every entry whose fields match `query` by [`Query::matches`], the plain definition.
+    fn scanned(entries: &[Vec<String>], query: &Query) -> Vec<usize> {
+        (0..entries.len())
+            .filter(|&i| query.matches(entries[i].iter().map(String::as_str)))
+            .collect()
+    }
+
+    fn indexed(entries: &[Vec<String>], query: &Query) -> Vec<usize> {
+        let index = TextIndex::build(entries.iter().map(|e| e.iter().map(String::as_str)));
+        let set = index.matching(query, full(entries.len()), |i| {
+            entries[i].iter().map(String::as_str)
+        });
+        positions(&set).collect()
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_index_finds_exactly_what_a_scan_of_every_entry_finds(
+            entries in proptest::collection::vec(
+                proptest::collection::vec("[aAãÃçb1 .,:-]{0,12}", 0..4),
+                0..150,
+            ),
+            typed in "[aAãçÇb1 .:-]{1,6}",
+        ) {
+            if let Some(query) = Query::parse(&typed) {
+                proptest::prop_assert_eq!(indexed(&entries, &query), scanned(&entries, &query));
+            }
+        }
+    }
+
+    #[test]
+    fn the_index_matches_parts_of_words_and_punctuation_as_typed() {
+        let entries: Vec<Vec<String>> = [
+            vec!["argocd", "Argo CD"],
+            vec!["item-0012", "Integração contínua"],
+            vec!["item-0120", "Serviço"],
+        ]
+        .iter()
+        .map(|e| e.iter().map(|s| (*s).to_owned()).collect())
+        .collect();
+        let found = |q: &str| indexed(&entries, &Query::parse(q).unwrap());
+
+        assert_eq!(found("RGO"), [0]);
+        assert_eq!(found("item-01"), [2]);
+        assert_eq!(found("item-0"), [1, 2]);
+        assert_eq!(found("INTEGRACAO continua"), [1]);
+        assert_eq!(found("servico item"), [2]);
+        assert_eq!(
+            found("-"),
+            [1, 2],
+            "a word of punctuation alone is searched as typed"
+        );
+        assert!(found("argo item").is_empty());
+    }
 
     #[test]
     fn case_and_accents_are_folded_on_both_sides() {

@@ -6,13 +6,16 @@
 //! Built once per load, the indexes make the common reads independent of the catalog's size:
 //! a set of item positions (a bitset) per state, qualifier, site and layer (with its
 //! sub-layers), so a filter is a few word-wise ANDs and the number of matches a popcount; and
-//! the tasks and decisions of each item, so an item's page does not scan them.
+//! the tasks and decisions of each item, so an item's page does not scan them; and the words
+//! of items, decisions and tasks ([`CatalogText`]), so a text search reads postings instead of
+//! every entry's text.
 
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
 use crate::model::{Catalog, Decision, Item, Layer, LayerKind, Qualifier, Site, State, Task};
+use crate::search::{CatalogText, Query, item_fields};
 
 /// A validated catalog with its indexes and where it came from.
 #[derive(Debug, Clone)]
@@ -39,6 +42,8 @@ pub struct Snapshot {
     item_tasks: Vec<Vec<u32>>,
     /// item index -> indexes of the decisions it names or that name it, in catalog order.
     item_decisions: Vec<Vec<u32>>,
+    /// The words of items, decisions and tasks, for searching them.
+    text: CatalogText,
 }
 
 /// A set of item positions, one bit per item.
@@ -106,30 +111,6 @@ pub struct ItemMatches<'a> {
     pub total: usize,
 }
 
-/// Whether `hay`, lowercased, contains `needle` (already lowercase and not empty).
-///
-/// ASCII text, most of a catalog, is compared in place; other text is lowercased first.
-fn contains_lowercase(hay: &str, needle: &str) -> bool {
-    if hay.is_ascii() {
-        // A lowercase non-ASCII character never appears in lowercased ASCII text.
-        needle.is_ascii()
-            && hay
-                .as_bytes()
-                .windows(needle.len())
-                .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
-    } else {
-        hay.to_lowercase().contains(needle)
-    }
-}
-
-/// Whether the item's id, name, notes or one of its tags contains `needle` (lowercase).
-fn item_has_text(it: &Item, needle: &str) -> bool {
-    contains_lowercase(&it.id, needle)
-        || contains_lowercase(&it.name, needle)
-        || contains_lowercase(&it.notes, needle)
-        || it.tags.iter().any(|t| contains_lowercase(t, needle))
-}
-
 /// Filters for the item list; `None` means "any".
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ItemFilter {
@@ -141,7 +122,8 @@ pub struct ItemFilter {
     pub state: Option<State>,
     /// Qualifier.
     pub qualifier: Option<Qualifier>,
-    /// Case-insensitive text searched in id, name, notes and tags.
+    /// Words searched in id, name, notes and tags, case and accents folded: every word must
+    /// appear, in any order and any of those fields (see [`crate::search`]).
     pub q: Option<String>,
 }
 
@@ -332,6 +314,7 @@ impl Snapshot {
             item_decisions[i].dedup();
         }
         drop(decision_index);
+        let text = CatalogText::build(&catalog);
         Snapshot {
             catalog,
             hash,
@@ -346,7 +329,13 @@ impl Snapshot {
             by_layer,
             item_tasks,
             item_decisions,
+            text,
         }
+    }
+
+    /// The text indexes of the catalog's items, decisions and tasks.
+    pub fn text(&self) -> &CatalogText {
+        &self.text
     }
 
     /// The whole catalog.
@@ -431,52 +420,42 @@ impl Snapshot {
         bits
     }
 
-    /// The search text of a filter, trimmed and lowercased; `None` when blank.
-    fn needle(f: &ItemFilter) -> Option<String> {
-        f.q.as_ref()
-            .map(|q| q.trim().to_lowercase())
-            .filter(|q| !q.is_empty())
+    /// The positions of the items that pass every part of the filter, the text included.
+    fn matches(&self, f: &ItemFilter) -> Bits {
+        let bits = self.candidates(f);
+        match f.q.as_deref().and_then(Query::parse) {
+            None => bits,
+            Some(query) => {
+                let items = &self.catalog.items;
+                Bits(
+                    self.text
+                        .items
+                        .matching(&query, bits.0, |i| item_fields(&items[i])),
+                )
+            }
+        }
     }
 
     /// Items matching a filter, in catalog order.
-    pub fn filter_items<'a>(&'a self, f: &'a ItemFilter) -> impl Iterator<Item = &'a Item> + 'a {
-        let needle = Self::needle(f);
-        let bits = self.candidates(f);
-        bits.into_positions()
+    pub fn filter_items<'a>(&'a self, f: &ItemFilter) -> impl Iterator<Item = &'a Item> + 'a {
+        self.matches(f)
+            .into_positions()
             .map(|i| &self.catalog.items[i])
-            .filter(move |it| needle.as_deref().is_none_or(|n| item_has_text(it, n)))
     }
 
     /// The items matching a filter from `offset`, at most `limit`, and how many match in all.
     ///
-    /// Without a search text the count is read off the indexes, whatever the catalog's size.
+    /// The count is read off the indexes, whatever the catalog's size.
     pub fn page_items(&self, f: &ItemFilter, offset: usize, limit: usize) -> ItemMatches<'_> {
-        let bits = self.candidates(f);
-        match Self::needle(f) {
-            None => ItemMatches {
-                items: bits
-                    .positions()
-                    .skip(offset)
-                    .take(limit)
-                    .map(|i| &self.catalog.items[i])
-                    .collect(),
-                total: bits.count(),
-            },
-            Some(needle) => {
-                let mut total = 0;
-                let mut items = Vec::with_capacity(limit.min(64));
-                for it in bits
-                    .positions()
-                    .map(|i| &self.catalog.items[i])
-                    .filter(|it| item_has_text(it, &needle))
-                {
-                    if total >= offset && items.len() < limit {
-                        items.push(it);
-                    }
-                    total += 1;
-                }
-                ItemMatches { items, total }
-            }
+        let bits = self.matches(f);
+        ItemMatches {
+            items: bits
+                .positions()
+                .skip(offset)
+                .take(limit)
+                .map(|i| &self.catalog.items[i])
+                .collect(),
+            total: bits.count(),
         }
     }
 
@@ -626,7 +605,7 @@ items:
   - {id: pve-sp, name: Proxmox SP, kind: component, layer: l0, sites: [sp], state: declared,
      qualifier: partial}
   - {id: vault, name: Secret store, kind: capability, layer: secrets, state: desired,
-     qualifier: future, notes: HashiCorp Vault, tags: [security]}
+     qualifier: future, notes: 'HashiCorp Vault, cofre de produção', tags: [security]}
   - {id: jupyter, name: JupyterHub, kind: workload, layer: l8a, sites: [franca], state: desired,
      qualifier: deferred, depends_on: [pve-franca], decisions: [hub-per-site]}
   - {id: argocd, name: Argo CD, kind: workload, layer: l8, sites: [franca, sp], state: validated,
@@ -881,7 +860,7 @@ tasks:
 
     /// The filter as a plain scan of every item, to check the indexes against.
     fn scanned<'a>(s: &'a Snapshot, f: &ItemFilter) -> Vec<&'a str> {
-        let needle = f.q.as_deref().map(|q| q.trim().to_lowercase());
+        let query = f.q.as_deref().and_then(Query::parse);
         s.catalog()
             .items
             .iter()
@@ -894,13 +873,7 @@ tasks:
                     && f.layer
                         .as_deref()
                         .is_none_or(|l| s.layer_within(&it.layer, l))
-                    && needle.as_deref().is_none_or(|n| {
-                        n.is_empty()
-                            || [&it.id, &it.name, &it.notes]
-                                .into_iter()
-                                .chain(&it.tags)
-                                .any(|t| t.to_lowercase().contains(n))
-                    })
+                    && query.as_ref().is_none_or(|q| q.matches(item_fields(it)))
             })
             .map(|it| it.id.as_str())
             .collect()
@@ -933,7 +906,14 @@ tasks:
         for state in states {
             for site in &sites {
                 for layer in &layers {
-                    for q in [None, Some(" GPU ".to_owned()), Some("item-00".to_owned())] {
+                    for q in [
+                        None,
+                        Some(" GPU ".to_owned()),
+                        Some("item-00".to_owned()),
+                        Some("ITEM 12 gpu".to_owned()),
+                        Some("hashes.".to_owned()),
+                        Some("no-such-word".to_owned()),
+                    ] {
                         let f = ItemFilter {
                             site: site.clone(),
                             layer: layer.clone(),
@@ -1031,22 +1011,34 @@ tasks:
     }
 
     #[test]
-    fn text_search_lowercases_text_outside_ascii() {
+    fn text_search_folds_accents_and_takes_words_in_any_order() {
         let s = snapshot();
+        let found = |q: &str| {
+            ids(
+                &s,
+                ItemFilter {
+                    q: Some(q.into()),
+                    ..Default::default()
+                },
+            )
+        };
 
-        let found = ids(
-            &s,
-            ItemFilter {
-                q: Some("PROXMOX SP".into()),
-                ..Default::default()
-            },
+        assert_eq!(found("PROXMOX SP"), ["pve-sp"]);
+        assert_eq!(found("sp proxmox"), ["pve-sp"]);
+        assert_eq!(found("PRODUCAO"), ["vault"]);
+        assert_eq!(found("produção cofre"), ["vault"]);
+        assert_eq!(
+            found("rgoc"),
+            ["argocd"],
+            "a word may be part of a longer one"
         );
-
-        assert_eq!(found, ["pve-sp"]);
-        assert!(contains_lowercase("Serviço de Ímãs", "ímã"));
-        assert!(!contains_lowercase("Proxmox", "ímã"));
-        assert!(contains_lowercase("ArgoCD", "rgoc"));
-        assert!(!contains_lowercase("Ar", "arg"));
+        assert_eq!(
+            found("vault,"),
+            ["vault"],
+            "punctuation is matched as typed"
+        );
+        assert!(found("vault.").is_empty());
+        assert!(found("proxmox no-such-word").is_empty());
     }
 
     #[test]

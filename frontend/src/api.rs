@@ -321,17 +321,10 @@ pub async fn list_items(query: ListQuery) -> Result<ItemsPage, ServerFnError> {
     crate::ssr::authorize("items")?;
     let snap = snapshot()?;
     let filter = query.to_filter();
-    let mut total = 0;
-    let mut items = Vec::new();
-    for i in snap.filter_items(&filter) {
-        total += 1;
-        if items.len() < LIST_LIMIT {
-            items.push(row(&snap, i));
-        }
-    }
+    let page = snap.page_items(&filter, 0, LIST_LIMIT);
     Ok(ItemsPage {
-        items,
-        total,
+        items: page.items.into_iter().map(|i| row(&snap, i)).collect(),
+        total: page.total,
         sites: site_names(&snap),
         layers: snap.catalog().layers.iter().map(LayerRef::from).collect(),
     })

@@ -29,6 +29,19 @@ on_both_databases! {
         assert_eq!(item["iac"]["path"], "pulumi/south/cluster.ts");
     }
 
+    async fn a_text_query_folds_case_and_accents_and_takes_its_words_in_any_order(backend: Backend) {
+        let app = spawn_app(backend).await;
+
+        let words = app.get_json("/api/v1/items?q=SOUTH%20Cl%C3%BAster", 200).await;
+        let part = app.get_json("/api/v1/items?q=replic&state=desired", 200).await;
+        let none = app.get_json("/api/v1/items?q=south%20no-such-word", 200).await;
+
+        assert_eq!(ids(&words), ["hypervisor-south"]);
+        assert_eq!(words["total"], 1);
+        assert_eq!(ids(&part), ["storage-replication"]);
+        assert_eq!(none["total"], 0);
+    }
+
     async fn filtering_by_state_returns_only_items_in_that_state(backend: Backend) {
         let app = spawn_app(backend).await;
 

@@ -79,6 +79,9 @@ const TARGET_P99_S: f64 = 0.005;
 const TARGET_RPS_BY_ID: f64 = 38_000.0;
 /// 20 × Backstage's ~700 req/s for a 50-item filtered list.
 const TARGET_RPS_LIST: f64 = 14_000.0;
+/// A text query with its total, 50 items a page (issue 16: ≥ 10,000 req/s, 24× Backstage's
+/// `by-query` with `fullTextFilterTerm`).
+const TARGET_RPS_TEXT: f64 = 10_000.0;
 /// The catalog size the targets are stated for.
 const TARGET_N: usize = 10_000;
 /// The targets for 100,000 items: load and memory, and by id and the filtered list at least
@@ -232,6 +235,7 @@ pub fn run(args: &[String]) -> Result<()> {
             "p99_s": TARGET_P99_S,
             "rps_by_id": TARGET_RPS_BY_ID,
             "rps_filtered_list": TARGET_RPS_LIST,
+            "rps_text_query": TARGET_RPS_TEXT,
         },
         "results": results.iter().map(SizeResult::to_json).collect::<Vec<_>>(),
     });
@@ -352,6 +356,11 @@ fn bench_size(ctx: &Ctx<'_>, n: usize) -> Result<SizeResult> {
     let by_id = format!("/api/v1/items/{item_id}");
     let list = "/api/v1/items?state=validated&site=sp&limit=50";
     let page = "/catalog?state=validated";
+    // A word in no item of the synthetic catalog (every item is looked at without an index),
+    // and a tag about a third of the items carry.
+    let text_none = "/api/v1/items?q=service&limit=50";
+    let text_some = "/api/v1/items?q=gpu&limit=50";
+    let search_page = "/search?q=gpu";
     let client = Client::new(addr, Duration::from_secs(30));
     let creds = sign_in(&client)?;
     let endpoints = [
@@ -384,6 +393,24 @@ fn bench_size(ctx: &Ctx<'_>, n: usize) -> Result<SizeResult> {
             list,
             Access::Token,
             Some(TARGET_RPS_LIST),
+        ),
+        Endpoint::new(
+            "GET /api/v1/items?q=service&limit=50 (no match)",
+            text_none,
+            Access::Anonymous,
+            Some(TARGET_RPS_TEXT),
+        ),
+        Endpoint::new(
+            "GET /api/v1/items?q=gpu&limit=50",
+            text_some,
+            Access::Anonymous,
+            Some(TARGET_RPS_TEXT),
+        ),
+        Endpoint::new(
+            "GET /search?q=gpu (SSR page)",
+            search_page,
+            Access::Anonymous,
+            None,
         ),
         Endpoint::new(
             "GET /catalog?state=validated (SSR page)",

@@ -49,7 +49,8 @@ pub(crate) struct ItemQuery {
     /// Qualifier.
     #[param(value_type = Option<schema::Qualifier>)]
     qualifier: Option<Qualifier>,
-    /// Case-insensitive text searched in id, name, notes and tags.
+    /// Words searched in id, name, notes and tags, case and accents folded: every word must
+    /// appear, in any order and any of those fields.
     #[param(min_length = 1)]
     q: Option<String>,
     /// Page size, 0 to 1000.
