@@ -15,7 +15,6 @@
 use std::collections::BTreeSet;
 use std::fmt::{self, Write as _};
 
-use regex::{Regex, RegexBuilder};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -727,7 +726,7 @@ fn parameter_problems(m: &TemplateManifest, p: &Parameter) -> Vec<String> {
         out.push(format!("parameter `{name}`: minItems is above maxItems"));
     }
     if let Some(pattern) = &p.pattern
-        && let Err(e) = compile(pattern)
+        && let Err(e) = pattern::check(pattern)
     {
         out.push(format!("parameter `{name}`: pattern does not compile: {e}"));
     }
@@ -750,7 +749,7 @@ fn parameter_problems(m: &TemplateManifest, p: &Parameter) -> Vec<String> {
                     ));
                 }
                 if let Some(pattern) = &items.pattern
-                    && let Err(e) = compile(pattern)
+                    && let Err(e) = pattern::check(pattern)
                 {
                     out.push(format!(
                         "parameter `{name}`: items pattern does not compile: {e}"
@@ -1216,28 +1215,25 @@ impl StringRules<'_> {
                 ),
             )));
         }
-        if let Some(pattern) = self.pattern {
-            // A manifest with a pattern that does not compile is refused at load; treat one
-            // here as a mismatch rather than letting any value through.
-            let matches = compile(pattern).is_ok_and(|re| re.is_match(s));
-            if !matches {
-                let error = match self.pattern_message {
-                    // The template's words, in both languages; the expression stays an
-                    // argument for API clients.
-                    Some(words) => FieldError::new(
-                        field,
-                        ErrorCode::Pattern,
-                        format!("{prefix}does not have the expected form: {}", words.en),
-                    )
-                    .arg("hint", serde_json::to_value(words).unwrap_or(Value::Null)),
-                    None => FieldError::new(
-                        field,
-                        ErrorCode::Pattern,
-                        format!("{prefix}must match the pattern {pattern}"),
-                    ),
-                };
-                return Err(with_index(error.arg("pattern", pattern)));
-            }
+        if let Some(pattern) = self.pattern
+            && !pattern::matches(pattern, s)
+        {
+            let error = match self.pattern_message {
+                // The template's words, in both languages; the expression stays an
+                // argument for API clients.
+                Some(words) => FieldError::new(
+                    field,
+                    ErrorCode::Pattern,
+                    format!("{prefix}does not have the expected form: {}", words.en),
+                )
+                .arg("hint", serde_json::to_value(words).unwrap_or(Value::Null)),
+                None => FieldError::new(
+                    field,
+                    ErrorCode::Pattern,
+                    format!("{prefix}must match the pattern {pattern}"),
+                ),
+            };
+            return Err(with_index(error.arg("pattern", pattern)));
         }
         check_enum(field, &Value::from(s), self.choices, index)
     }
@@ -1274,24 +1270,68 @@ fn check_enum(
     })
 }
 
-/// Compiles a template's pattern with bounded size, so a manifest cannot make the portal
-/// build a huge automaton.
-fn compile(pattern: &str) -> Result<Regex, String> {
-    if pattern.len() > MAX_PATTERN_LEN {
-        return Err(format!("longer than {MAX_PATTERN_LEN} bytes"));
+/// Templates' value patterns: the server checks them with `regex`; the browser, which only
+/// checks a form as it is typed before the server checks it again, with `regex-lite`.
+mod pattern {
+    use super::MAX_PATTERN_LEN;
+
+    /// Whether `pattern` compiles, with bounded size, so a manifest cannot make the portal
+    /// build a huge automaton; the error's last line when it does not.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(super) fn check(pattern: &str) -> Result<(), String> {
+        compile(pattern).map(drop)
     }
-    RegexBuilder::new(pattern)
-        .size_limit(1 << 20)
-        .dfa_size_limit(1 << 20)
-        .build()
-        .map_err(|e| {
-            e.to_string()
-                .lines()
-                .last()
-                .unwrap_or_default()
-                .trim()
-                .to_owned()
-        })
+
+    /// Whether `s` matches `pattern`. A pattern that does not compile (a manifest with one is
+    /// refused at load) matches nothing, rather than letting any value through.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub(super) fn matches(pattern: &str, s: &str) -> bool {
+        compile(pattern).is_ok_and(|re| re.is_match(s))
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    fn compile(pattern: &str) -> Result<regex::Regex, String> {
+        if pattern.len() > MAX_PATTERN_LEN {
+            return Err(format!("longer than {MAX_PATTERN_LEN} bytes"));
+        }
+        regex::RegexBuilder::new(pattern)
+            .size_limit(1 << 20)
+            .dfa_size_limit(1 << 20)
+            .build()
+            .map_err(|e| {
+                e.to_string()
+                    .lines()
+                    .last()
+                    .unwrap_or_default()
+                    .trim()
+                    .to_owned()
+            })
+    }
+
+    /// In the browser, whether `pattern` compiles with `regex-lite` (manifests are checked
+    /// on the server, with [`check`]'s native version).
+    #[cfg(target_arch = "wasm32")]
+    pub(super) fn check(pattern: &str) -> Result<(), String> {
+        if pattern.len() > MAX_PATTERN_LEN {
+            return Err(format!("longer than {MAX_PATTERN_LEN} bytes"));
+        }
+        regex_lite::Regex::new(pattern)
+            .map(drop)
+            .map_err(|e| e.to_string())
+    }
+
+    /// In the browser, whether `s` matches `pattern`, as far as `regex-lite` can tell the same
+    /// as the server. Its classes (`\w`, `\d`, `\s`, `\b`) and case folding are ASCII-only,
+    /// which agree with `regex`'s Unicode ones on ASCII text and an ASCII pattern; a value or
+    /// pattern outside ASCII, or a pattern `regex-lite` does not take (`\p{…}`), is left to the
+    /// server, which checks every value again when the form is sent.
+    #[cfg(target_arch = "wasm32")]
+    pub(super) fn matches(pattern: &str, s: &str) -> bool {
+        if !s.is_ascii() || !pattern.is_ascii() || pattern.len() > MAX_PATTERN_LEN {
+            return true;
+        }
+        regex_lite::Regex::new(pattern).map_or(true, |re| re.is_match(s))
+    }
 }
 
 /// Whether `s` is an RFC 1123 label as Kubernetes checks it: 1–63 characters, lowercase
