@@ -342,7 +342,7 @@ pub(crate) fn build(release: bool) -> Result<()> {
 }
 
 fn build_wasm(release: bool) -> Result<()> {
-    let profile = if release { "wasm-release" } else { "dev" };
+    let profile = if release { "wasm-release" } else { "wasm-dev" };
     sh(
         &cargo(),
         [
@@ -359,10 +359,9 @@ fn build_wasm(release: bool) -> Result<()> {
             profile,
         ],
     )?;
-    let dir = if release { "wasm-release" } else { "debug" };
     let wasm = target_dir()
         .join("wasm32-unknown-unknown")
-        .join(dir)
+        .join(profile)
         .join("mirante_frontend.wasm");
     let pkg = &site_root().join("pkg");
     fs::create_dir_all(pkg)?;
@@ -371,6 +370,8 @@ fn build_wasm(release: bool) -> Result<()> {
         .args(["--target", "web", "--out-dir"])
         .arg(pkg)
         .args(["--out-name", OUTPUT_NAME, "--no-typescript"])
+        // Function names are a third of an unstripped bundle; a panic still says where.
+        .arg("--remove-name-section")
         .arg(&wasm);
     run_cmd(&mut bindgen)?;
     // leptos looks for `<name>.wasm` when LEPTOS_OUTPUT_NAME is set at compile time.
@@ -386,10 +387,13 @@ fn build_wasm(release: bool) -> Result<()> {
     )?;
     precompress::remove_stale(pkg)?;
     let name = fingerprint::write(pkg, OUTPUT_NAME)?;
-    if release {
-        // Only the hashed files are named in pages; the unhashed ones are compressed on the fly.
-        precompress::bundle(pkg, &name)?;
-    }
+    // Only the hashed files are named in pages; the unhashed ones are compressed on the fly.
+    let level = if release {
+        precompress::Level::Best
+    } else {
+        precompress::Level::Fast
+    };
+    precompress::bundle(pkg, &name, level)?;
     Ok(())
 }
 

@@ -2,9 +2,11 @@
 //! them as they are (`ServeDir::precompressed_br` / `precompressed_gzip`) instead of gzipping
 //! the wasm at its fastest level on every first load.
 //!
-//! Brotli at its highest quality and gzip at its best level: slow to write (seconds for the
-//! wasm), free to serve. Only the content-hashed bundle the pages name gets copies. Copies are only written for the release bundle; every build first
-//! removes the copies it finds, so a server never sends a compressed copy of an older build.
+//! The release bundle gets brotli at its highest quality and gzip at its best level: slow to
+//! write (seconds for the wasm), free to serve. The bundle of `cargo xtask run` and the tests
+//! gets fast levels, which cost about a second. Only the content-hashed bundle the pages name
+//! gets copies; every build first removes the copies it finds, so a server never sends a
+//! compressed copy of an older build.
 
 use std::{
     fs::{self, File},
@@ -18,9 +20,33 @@ use anyhow::{Context, Result};
 /// Extensions of the compressed copies, as `ServeDir` looks for them.
 const COPIES: [&str; 2] = ["br", "gz"];
 
-/// Brotli's highest quality and a 4 MiB window (the wasm is a few MB).
-const BROTLI_QUALITY: u32 = 11;
+/// A 4 MiB brotli window (the wasm is a few MB).
 const BROTLI_WINDOW_BITS: u32 = 22;
+
+/// How hard the copies are compressed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    /// Brotli 11, gzip 9: the release bundle, written once and sent many times.
+    Best,
+    /// Brotli 5, gzip 6: the bundle rebuilt while working on the portal.
+    Fast,
+}
+
+impl Level {
+    fn brotli(self) -> u32 {
+        match self {
+            Level::Best => 11,
+            Level::Fast => 5,
+        }
+    }
+
+    fn gzip(self) -> flate2::Compression {
+        match self {
+            Level::Best => flate2::Compression::best(),
+            Level::Fast => flate2::Compression::default(),
+        }
+    }
+}
 
 /// Removes every compressed copy in `pkg`.
 pub fn remove_stale(pkg: &Path) -> Result<()> {
@@ -34,7 +60,7 @@ pub fn remove_stale(pkg: &Path) -> Result<()> {
 
 /// Writes `<file>.br` and `<file>.gz` next to each file of the bundle named `name` in `pkg`
 /// (`<name>.js`, `<name>.wasm`, `<name>.css`).
-pub fn bundle(pkg: &Path, name: &str) -> Result<()> {
+pub fn bundle(pkg: &Path, name: &str, level: Level) -> Result<()> {
     let prefix = format!("{name}.");
     for path in files(pkg)? {
         let in_bundle = path
@@ -50,14 +76,14 @@ pub fn bundle(pkg: &Path, name: &str) -> Result<()> {
             let mut encoder = brotli::CompressorWriter::new(
                 output,
                 64 * 1024,
-                BROTLI_QUALITY,
+                level.brotli(),
                 BROTLI_WINDOW_BITS,
             );
             io::copy(input, &mut encoder)?;
             Ok(encoder.into_inner())
         })?;
         let gz = write_copy(&path, "gz", |input, output| {
-            let mut encoder = flate2::write::GzEncoder::new(output, flate2::Compression::best());
+            let mut encoder = flate2::write::GzEncoder::new(output, level.gzip());
             io::copy(input, &mut encoder)?;
             encoder.finish()
         })?;
@@ -130,7 +156,7 @@ mod tests {
         fs::write(pkg.path().join("mirante-0123456789abcdef.css"), &css).unwrap();
         fs::write(pkg.path().join("mirante.css"), &css).unwrap();
 
-        bundle(pkg.path(), "mirante-0123456789abcdef").unwrap();
+        bundle(pkg.path(), "mirante-0123456789abcdef", Level::Best).unwrap();
 
         assert!(
             !pkg.path().join("mirante.css.br").exists(),
