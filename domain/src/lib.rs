@@ -4,6 +4,7 @@
 //! directories from disk with file/line/column diagnostics; the wasm bundle leaves it off.
 
 pub mod access;
+mod bits;
 pub mod capacity;
 #[cfg(feature = "load")]
 pub mod catalog_edit;

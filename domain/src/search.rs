@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use memchr::memmem;
 use unicode_normalization::{UnicodeNormalization, char::is_combining_mark};
 
+use crate::bits::Bits;
 use crate::model::{Decision, Item, Task};
 use crate::snapshot::Snapshot;
 
@@ -54,14 +55,6 @@ impl Query {
             .iter()
             .all(|w| folded.iter().any(|f| f.contains(w.as_str())))
     }
-}
-
-/// A set of entry positions, one bit per entry.
-pub(crate) type Bitset = Vec<u64>;
-
-/// An empty set for `len` entries.
-pub(crate) fn bitset(len: usize) -> Bitset {
-    vec![0; len.div_ceil(64)]
 }
 
 /// The words of a set of entries (documents of a few fields each), and which entries hold
@@ -147,7 +140,7 @@ impl TextIndex {
     /// The entries among `within` that match every word of `query`. `fields(i)` is entry
     /// `i`'s text, as given to [`TextIndex::build`], read only for typed words that are not
     /// all letters and digits.
-    pub(crate) fn matching<'a, F, I>(&self, query: &Query, mut within: Bitset, fields: F) -> Bitset
+    pub(crate) fn matching<'a, F, I>(&self, query: &Query, mut within: Bits, fields: F) -> Bits
     where
         F: Fn(usize) -> I,
         I: IntoIterator<Item = &'a str>,
@@ -156,13 +149,10 @@ impl TextIndex {
             let mut parts = tokens(word).peekable();
             let plain = parts.peek().is_some_and(|p| p.len() == word.len());
             for part in parts {
-                let found = self.containing(part);
-                for (a, b) in within.iter_mut().zip(&found) {
-                    *a &= b;
-                }
+                within.and(&self.containing(part));
             }
             if !plain {
-                for_each_position(&mut within, |i| {
+                within.retain(|i| {
                     fields(i)
                         .into_iter()
                         .any(|f| fold(f).contains(word.as_str()))
@@ -173,8 +163,8 @@ impl TextIndex {
     }
 
     /// The entries holding a word of the vocabulary that contains `part`.
-    fn containing(&self, part: &str) -> Bitset {
-        let mut found = bitset(self.len);
+    fn containing(&self, part: &str) -> Bits {
+        let mut found = Bits::empty(self.len);
         let mut last = usize::MAX;
         for at in memmem::find_iter(self.vocabulary.as_bytes(), part.as_bytes()) {
             let w = self.starts.partition_point(|&s| s as usize <= at) - 1;
@@ -184,7 +174,7 @@ impl TextIndex {
             last = w;
             let (from, to) = (self.offsets[w] as usize, self.offsets[w + 1] as usize);
             for &i in &self.postings[from..to] {
-                found[i as usize / 64] |= 1 << (i % 64);
+                found.insert(i as usize);
             }
         }
         found
@@ -200,40 +190,6 @@ impl TextIndex {
 /// `n` as a `u32` offset.
 fn offset(n: usize) -> u32 {
     u32::try_from(n).expect("an index smaller than 4 GiB")
-}
-
-/// Clears the bits of `set` whose position fails `keep`.
-fn for_each_position(set: &mut Bitset, keep: impl Fn(usize) -> bool) {
-    for (k, word) in set.iter_mut().enumerate() {
-        let mut rest = *word;
-        while rest != 0 {
-            let bit = rest.trailing_zeros() as usize;
-            rest &= rest - 1;
-            if !keep(k * 64 + bit) {
-                *word &= !(1u64 << bit);
-            }
-        }
-    }
-}
-
-/// The positions in `set`, ascending.
-pub(crate) fn positions(set: &Bitset) -> impl Iterator<Item = usize> + '_ {
-    set.iter().enumerate().flat_map(|(k, &w)| {
-        let mut word = w;
-        std::iter::from_fn(move || {
-            if word == 0 {
-                return None;
-            }
-            let bit = word.trailing_zeros() as usize;
-            word &= word - 1;
-            Some(k * 64 + bit)
-        })
-    })
-}
-
-/// How many positions `set` holds.
-pub(crate) fn count(set: &Bitset) -> usize {
-    set.iter().map(|w| w.count_ones() as usize).sum()
 }
 
 /// The fields an item is searched by: id, name, notes and tags.
@@ -280,10 +236,10 @@ impl<'a, T> Hits<'a, T> {
         limit: usize,
         fields: impl Fn(&'a T) -> I,
     ) -> Self {
-        let set = index.matching(query, full(all.len()), |i| fields(&all[i]));
+        let set = index.matching(query, Bits::full(all.len()), |i| fields(&all[i]));
         Hits {
-            first: positions(&set).take(limit).map(|i| &all[i]).collect(),
-            total: count(&set),
+            first: set.positions().take(limit).map(|i| &all[i]).collect(),
+            total: set.count(),
         }
     }
 }
@@ -345,17 +301,6 @@ impl CatalogText {
     }
 }
 
-/// A set holding every one of `len` entries.
-pub(crate) fn full(len: usize) -> Bitset {
-    let mut b = vec![u64::MAX; len.div_ceil(64)];
-    if let Some(last) = b.last_mut()
-        && !len.is_multiple_of(64)
-    {
-        *last = (1u64 << (len % 64)) - 1;
-    }
-    b
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -369,10 +314,10 @@ mod tests {
 
     fn indexed(entries: &[Vec<String>], query: &Query) -> Vec<usize> {
         let index = TextIndex::build(entries.iter().map(|e| e.iter().map(String::as_str)));
-        let set = index.matching(query, full(entries.len()), |i| {
+        let set = index.matching(query, Bits::full(entries.len()), |i| {
             entries[i].iter().map(String::as_str)
         });
-        positions(&set).collect()
+        set.positions().collect()
     }
 
     proptest::proptest! {

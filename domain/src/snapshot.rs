@@ -14,6 +14,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::bits::Bits;
 use crate::model::{Catalog, Decision, Item, Layer, LayerKind, Qualifier, Site, State, Task};
 use crate::search::{CatalogText, Query, item_fields};
 
@@ -44,62 +45,6 @@ pub struct Snapshot {
     item_decisions: Vec<Vec<u32>>,
     /// The words of items, decisions and tasks, for searching them.
     text: CatalogText,
-}
-
-/// A set of item positions, one bit per item.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Bits(Vec<u64>);
-
-impl Bits {
-    fn empty(len: usize) -> Self {
-        Bits(vec![0; len.div_ceil(64)])
-    }
-
-    fn full(len: usize) -> Self {
-        let mut b = Bits(vec![u64::MAX; len.div_ceil(64)]);
-        if let Some(last) = b.0.last_mut()
-            && !len.is_multiple_of(64)
-        {
-            *last = (1u64 << (len % 64)) - 1;
-        }
-        b
-    }
-
-    fn insert(&mut self, i: usize) {
-        self.0[i / 64] |= 1 << (i % 64);
-    }
-
-    fn and(&mut self, other: &Bits) {
-        for (a, b) in self.0.iter_mut().zip(&other.0) {
-            *a &= b;
-        }
-    }
-
-    fn count(&self) -> usize {
-        self.0.iter().map(|w| w.count_ones() as usize).sum()
-    }
-
-    /// The positions in the set, ascending.
-    fn positions(&self) -> impl Iterator<Item = usize> + '_ {
-        self.0.iter().enumerate().flat_map(|(k, &w)| ones(k, w))
-    }
-
-    /// The positions in the set, ascending, consuming it.
-    fn into_positions(self) -> impl Iterator<Item = usize> {
-        self.0.into_iter().enumerate().flat_map(|(k, w)| ones(k, w))
-    }
-}
-
-/// The positions of the bits set in `word`, the `k`-th word of a set, ascending.
-fn ones(k: usize, mut word: u64) -> impl Iterator<Item = usize> {
-    std::iter::from_fn(move || {
-        if word == 0 {
-            return None;
-        }
-        let bit = word.trailing_zeros() as usize;
-        word &= word - 1;
-        Some(k * 64 + bit)
-    })
 }
 
 /// One page of the items matching a filter.
@@ -427,11 +372,9 @@ impl Snapshot {
             None => bits,
             Some(query) => {
                 let items = &self.catalog.items;
-                Bits(
-                    self.text
-                        .items
-                        .matching(&query, bits.0, |i| item_fields(&items[i])),
-                )
+                self.text
+                    .items
+                    .matching(&query, bits, |i| item_fields(&items[i]))
             }
         }
     }
