@@ -67,7 +67,7 @@ impl Query {
 /// nothing left to check. A typed word with other characters (`item-00`, `argo.cd`) narrows
 /// the entries by its letter-and-digit parts first, then checks those entries' text.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TextIndex {
+pub(crate) struct TextIndex {
     /// How many entries.
     len: usize,
     /// The distinct words, each preceded by a NUL, which no word holds.
@@ -81,7 +81,7 @@ pub struct TextIndex {
 
 impl TextIndex {
     /// The index of `entries`, in order: each is the fields of one entry.
-    pub fn build<'a, E, F>(entries: E) -> Self
+    pub(crate) fn build<'a, E, F>(entries: E) -> Self
     where
         E: IntoIterator<Item = F>,
         F: IntoIterator<Item = &'a str>,
@@ -127,16 +127,6 @@ impl TextIndex {
         index
     }
 
-    /// How many entries the index holds.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether the index holds no entry.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// The entries among `within` that match every word of `query`. `fields(i)` is entry
     /// `i`'s text, as given to [`TextIndex::build`], read only for typed words that are not
     /// all letters and digits.
@@ -178,12 +168,6 @@ impl TextIndex {
             }
         }
         found
-    }
-
-    /// Bytes the index holds on the heap (its vectors' capacity).
-    pub fn heap_bytes(&self) -> usize {
-        self.vocabulary.capacity()
-            + 4 * (self.starts.capacity() + self.offsets.capacity() + self.postings.capacity())
     }
 }
 
@@ -281,18 +265,18 @@ pub fn catalog<'a>(snapshot: &'a Snapshot, query: &Query, limit: usize) -> Catal
 
 /// The text indexes of a catalog's items, decisions and tasks, in catalog order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CatalogText {
+pub(crate) struct CatalogText {
     /// Items, by [`item_fields`].
-    pub items: TextIndex,
+    pub(crate) items: TextIndex,
     /// Decisions, by [`decision_fields`].
-    pub decisions: TextIndex,
+    pub(crate) decisions: TextIndex,
     /// Tasks, by [`task_fields`].
-    pub tasks: TextIndex,
+    pub(crate) tasks: TextIndex,
 }
 
 impl CatalogText {
     /// The indexes of `c`'s entries, in its order.
-    pub fn build(c: &crate::model::Catalog) -> Self {
+    pub(crate) fn build(c: &crate::model::Catalog) -> Self {
         CatalogText {
             items: TextIndex::build(c.items.iter().map(item_fields)),
             decisions: TextIndex::build(c.decisions.iter().map(decision_fields)),

@@ -1289,12 +1289,17 @@ mod pattern {
         compile(pattern).is_ok_and(|re| re.is_match(s))
     }
 
-    #[cfg(not(target_arch = "wasm32"))]
-    fn compile(pattern: &str) -> Result<regex::Regex, String> {
+    /// Refuses a pattern longer than [`MAX_PATTERN_LEN`], before it is compiled.
+    fn bounded(pattern: &str) -> Result<&str, String> {
         if pattern.len() > MAX_PATTERN_LEN {
             return Err(format!("longer than {MAX_PATTERN_LEN} bytes"));
         }
-        regex::RegexBuilder::new(pattern)
+        Ok(pattern)
+    }
+
+    #[cfg(not(target_arch = "wasm32"))]
+    fn compile(pattern: &str) -> Result<regex::Regex, String> {
+        regex::RegexBuilder::new(bounded(pattern)?)
             .size_limit(1 << 20)
             .dfa_size_limit(1 << 20)
             .build()
@@ -1312,10 +1317,7 @@ mod pattern {
     /// on the server, with [`check`]'s native version).
     #[cfg(target_arch = "wasm32")]
     pub(super) fn check(pattern: &str) -> Result<(), String> {
-        if pattern.len() > MAX_PATTERN_LEN {
-            return Err(format!("longer than {MAX_PATTERN_LEN} bytes"));
-        }
-        regex_lite::Regex::new(pattern)
+        regex_lite::Regex::new(bounded(pattern)?)
             .map(drop)
             .map_err(|e| e.to_string())
     }
@@ -1327,7 +1329,10 @@ mod pattern {
     /// server, which checks every value again when the form is sent.
     #[cfg(target_arch = "wasm32")]
     pub(super) fn matches(pattern: &str, s: &str) -> bool {
-        if !s.is_ascii() || !pattern.is_ascii() || pattern.len() > MAX_PATTERN_LEN {
+        let Ok(pattern) = bounded(pattern) else {
+            return true;
+        };
+        if !s.is_ascii() || !pattern.is_ascii() {
             return true;
         }
         regex_lite::Regex::new(pattern).map_or(true, |re| re.is_match(s))

@@ -279,7 +279,7 @@ impl Snapshot {
     }
 
     /// The text indexes of the catalog's items, decisions and tasks.
-    pub fn text(&self) -> &CatalogText {
+    pub(crate) fn text(&self) -> &CatalogText {
         &self.text
     }
 
