@@ -5,7 +5,11 @@
 //! `<html lang>`, which the browser reads back at hydration so both sides render alike.
 //! Catalog text is shown as written; only the portal's own words go through here.
 
-use std::{borrow::Cow, collections::HashMap};
+use std::{
+    borrow::Cow,
+    collections::HashMap,
+    sync::{LazyLock, PoisonError, RwLock},
+};
 
 use fluent_templates::{LanguageIdentifier, Loader, langid};
 
@@ -30,9 +34,9 @@ pub const LANG_COOKIE: &str = "mirante_lang";
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Lang {
     /// English.
-    En,
+    En = 0,
     /// Brazilian Portuguese.
-    PtBr,
+    PtBr = 1,
 }
 
 static EN: LanguageIdentifier = langid!("en");
@@ -114,9 +118,32 @@ pub fn from_headers(headers: &http::HeaderMap) -> Lang {
     )
 }
 
+/// Translations without arguments already formatted, by key.
+type Kept = RwLock<HashMap<Box<str>, Box<str>>>;
+
+/// [`Kept`] translations by language ([`Lang`] as index).
+static PLAIN: LazyLock<[Kept; 2]> = LazyLock::new(Default::default);
+
 /// The translation of `key` in `lang`.
+///
+/// Words without arguments are formatted once per language and kept: a page repeats them (a
+/// state badge on each of 200 rows), and formatting a Fluent message costs thousands of
+/// instructions, a copy of a kept one a hundred. Only keys the locales hold are kept, so the
+/// cache never outgrows them.
 pub fn t(lang: Lang, key: &str) -> String {
-    LOCALES.lookup(lang.id(), key)
+    let kept = &PLAIN[lang as usize];
+    if let Some(text) = kept.read().unwrap_or_else(PoisonError::into_inner).get(key) {
+        return text.to_string();
+    }
+    match LOCALES.try_lookup(lang.id(), key) {
+        Some(text) => {
+            kept.write()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(key.into(), text.as_str().into());
+            text
+        }
+        None => LOCALES.lookup(lang.id(), key),
+    }
 }
 
 /// The translation of `key` in `lang` with named arguments.
@@ -347,6 +374,24 @@ mod tests {
         assert_eq!(negotiate(Some("en"), Some("pt-BR")), Lang::En);
         assert_eq!(negotiate(Some("xx"), Some("pt-BR")), Lang::PtBr);
         assert_eq!(negotiate(None, None), Lang::En);
+    }
+
+    #[test]
+    fn a_kept_translation_reads_the_same_as_the_first_and_unknown_keys_are_not_kept() {
+        for lang in Lang::ALL {
+            let first = t(lang, "state-declared");
+            assert_eq!(t(lang, "state-declared"), first);
+            assert_eq!(first, LOCALES.lookup(lang.id(), "state-declared"));
+        }
+        assert_ne!(
+            t(Lang::PtBr, "state-declared"),
+            t(Lang::En, "state-declared")
+        );
+        let unknown = t(Lang::En, "no-such-key-here");
+        assert_eq!(unknown, LOCALES.lookup(Lang::En.id(), "no-such-key-here"));
+        let kept = PLAIN[Lang::En as usize].read().unwrap();
+        assert!(kept.contains_key("state-declared"));
+        assert!(!kept.contains_key("no-such-key-here"));
     }
 
     #[test]
