@@ -124,16 +124,18 @@ pub struct SitePage {
     /// The site as the sites page shows it.
     pub view: SiteView,
     /// Every item at the site.
-    pub items: Vec<ItemRow>,
+    pub items: std::sync::Arc<[ItemRow]>,
 }
 
 /// What the catalog list shows.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ItemsPage {
-    /// The matching items (a bounded page of them).
-    pub items: Vec<ItemRow>,
+    /// The matching items on the page asked for, at most [`PAGE_SIZE`].
+    pub items: std::sync::Arc<[ItemRow]>,
     /// How many items match in all.
     pub total: usize,
+    /// The page shown, from 1; a page past the last shows the last.
+    pub page: usize,
     /// Sites for the filter bar: id and name.
     pub sites: Vec<(String, String)>,
     /// Layers for the filter bar.
@@ -171,7 +173,7 @@ pub struct LayerPage {
     /// Its sub-layers.
     pub children: Vec<LayerRef>,
     /// Items of the layer and its sub-layers, grouped by sub-layer id.
-    pub items: Vec<ItemRow>,
+    pub items: std::sync::Arc<[ItemRow]>,
     /// Pending tasks.
     pub tasks: Vec<Task>,
     /// Names of what the tasks wait for (`after`): id and title.
@@ -222,6 +224,8 @@ pub struct ListQuery {
     pub qualifier: Option<String>,
     /// Text search.
     pub q: Option<String>,
+    /// Page number, from 1, as typed in the URL (anything else reads as the first page).
+    pub page: Option<String>,
 }
 
 impl ListQuery {
@@ -236,10 +240,24 @@ impl ListQuery {
             q: self.q.clone().filter(|s| !s.trim().is_empty()),
         }
     }
+
+    /// The page asked for, from 1.
+    pub fn page(&self) -> usize {
+        self.page
+            .as_deref()
+            .and_then(|p| p.trim().parse::<usize>().ok())
+            .filter(|&p| p > 0)
+            .unwrap_or(1)
+    }
 }
 
-/// Most rows the catalog list renders at once.
-pub const LIST_LIMIT: usize = 200;
+/// Rows on one page of the catalog list.
+pub const PAGE_SIZE: usize = 50;
+
+/// How many pages `total` rows fill (one, when there are none).
+pub fn page_count(total: usize) -> usize {
+    total.div_ceil(PAGE_SIZE).max(1)
+}
 
 #[cfg(feature = "ssr")]
 fn snapshot() -> Result<std::sync::Arc<mirante_domain::Snapshot>, ServerFnError> {
@@ -321,10 +339,17 @@ pub async fn list_items(query: ListQuery) -> Result<ItemsPage, ServerFnError> {
     crate::ssr::authorize("items")?;
     let snap = snapshot()?;
     let filter = query.to_filter();
-    let page = snap.page_items(&filter, 0, LIST_LIMIT);
+    let mut page = query.page();
+    let mut found = snap.page_items(&filter, (page - 1).saturating_mul(PAGE_SIZE), PAGE_SIZE);
+    if page > page_count(found.total) {
+        // A page past the end (an old link, a shorter list now) shows the last one.
+        page = page_count(found.total);
+        found = snap.page_items(&filter, (page - 1).saturating_mul(PAGE_SIZE), PAGE_SIZE);
+    }
     Ok(ItemsPage {
-        items: page.items.into_iter().map(|i| row(&snap, i)).collect(),
-        total: page.total,
+        items: found.items.into_iter().map(|i| row(&snap, i)).collect(),
+        total: found.total,
+        page,
         sites: site_names(&snap),
         layers: snap.catalog().layers.iter().map(LayerRef::from).collect(),
     })
@@ -487,3 +512,35 @@ fn site_view(c: &mirante_domain::Catalog, site: &mirante_domain::Site) -> SiteVi
 
 pub mod history;
 pub mod roadmap;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn asked(page: Option<&str>) -> usize {
+        ListQuery {
+            page: page.map(str::to_string),
+            ..ListQuery::default()
+        }
+        .page()
+    }
+
+    #[test]
+    fn a_page_that_is_not_a_positive_number_reads_as_the_first() {
+        assert_eq!(asked(None), 1);
+        assert_eq!(asked(Some("3")), 3);
+        assert_eq!(asked(Some(" 2 ")), 2);
+        for bad in ["0", "-1", "two", "", "1e3", "99999999999999999999999"] {
+            assert_eq!(asked(Some(bad)), 1, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_pages_hold_every_row_and_an_empty_list_has_one_page() {
+        assert_eq!(page_count(0), 1);
+        assert_eq!(page_count(1), 1);
+        assert_eq!(page_count(PAGE_SIZE), 1);
+        assert_eq!(page_count(PAGE_SIZE + 1), 2);
+        assert_eq!(page_count(10_000), 10_000usize.div_ceil(PAGE_SIZE));
+    }
+}

@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { startPortal, launchBrowser, watchErrors, waitForHydration, signIn } from './portal.mjs';
 
+// Rows on one page of the catalog list (`PAGE_SIZE` in frontend/src/api.rs).
+const PAGE_SIZE = 50;
 const SHOTS = new URL('./screenshots/', import.meta.url).pathname;
 mkdirSync(SHOTS, { recursive: true });
 
@@ -69,10 +71,62 @@ test('a filter click after hydration changes the list without a page navigation'
   assert.equal(await page.evaluate(() => window.__sameDocument), true, 'the page was reloaded');
   const badges = await page.locator('table.items tbody .badge.state-validated').count();
   const rows = await page.locator('table.items tbody tr').count();
-  assert.equal(rows, after);
+  assert.equal(rows, Math.min(after, PAGE_SIZE));
   assert.equal(badges, rows, 'every row listed is validated');
   assert.ok(navigations <= 1, `history navigations only, got ${navigations}`);
   await page.screenshot({ path: `${SHOTS}catalog-validated.png`, fullPage: true });
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('the catalog list pages through every item, keeping the filters, and a filter click goes back to the first page', async () => {
+  const page = await browser.context.newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${portal.url}/catalog`, { waitUntil: 'load' });
+  await waitForHydration(page);
+  const total = Number(await page.locator('.result-count').getAttribute('data-total'));
+  assert.ok(total > PAGE_SIZE, `the demo catalog fills more than one page: ${total}`);
+  const pages = Math.ceil(total / PAGE_SIZE);
+  const ids = async () => page.locator('table.items tbody tr').evaluateAll((rs) => rs.map((r) => r.dataset.id));
+  const first = await ids();
+  assert.equal(first.length, PAGE_SIZE);
+  assert.equal(await page.locator('.pager .pager-prev').count(), 0, 'no previous page on the first');
+
+  const seen = new Set(first);
+  for (let n = 2; n <= pages; n += 1) {
+    await page.locator('.pager .pager-next').click();
+    await page.waitForURL(new RegExp(`page=${n}`));
+    await page.waitForSelector(`.result-count[data-page="${n}"]`);
+    const rows = await ids();
+    for (const id of rows) {
+      assert.ok(!seen.has(id), `${id} listed on two pages`);
+      seen.add(id);
+    }
+  }
+  assert.equal(seen.size, total, 'every item is on exactly one page');
+  assert.equal(await page.locator('.pager .pager-next').count(), 0, 'no next page on the last');
+  assert.match(await page.locator('.pager-position').innerText(), new RegExp(`${pages}\\D+${pages}`));
+  await page.screenshot({ path: `${SHOTS}catalog-last-page.png`, fullPage: true });
+
+  await page.locator('.pager .pager-prev').click();
+  // The first page's link carries no `page`.
+  await page.waitForURL((u) => (u.searchParams.get('page') ?? '1') === String(pages - 1));
+  await page.waitForSelector(`.result-count[data-page="${pages - 1}"]`);
+
+  // A filter chosen on a later page lists its matches from the first.
+  await page.locator('[data-filter="state"] a[data-value="declared"]').click();
+  await page.waitForURL((u) => u.searchParams.get('state') === 'declared' && !u.searchParams.has('page'));
+  await page.waitForSelector('.result-count[data-page="1"]');
+  const declared = await page.locator('table.items tbody .badge.state-declared').count();
+  assert.equal(declared, await page.locator('table.items tbody tr').count());
+
+  // A page past the end, from an old link, shows the last page rather than nothing.
+  const res = await page.goto(`${portal.url}/catalog?page=99999999999999999999`, { waitUntil: 'load' });
+  assert.equal(res.status(), 200);
+  assert.equal(await page.locator('.result-count').getAttribute('data-page'), '1', 'not a number: the first page');
+  await page.goto(`${portal.url}/catalog?page=${pages + 5}`, { waitUntil: 'load' });
+  assert.equal(await page.locator('.result-count').getAttribute('data-page'), String(pages));
+  assert.ok((await page.locator('table.items tbody tr').count()) > 0);
   assert.deepEqual(errors, []);
   await page.close();
 });
@@ -100,6 +154,11 @@ test('filters work as plain links when JavaScript is off', async () => {
     await signIn(nojs.context, portal.url, 'Rui Researcher');
     const page = await nojs.context.newPage();
     await page.goto(`${portal.url}/catalog`, { waitUntil: 'load' });
+    const first = await page.locator('table.items tbody tr').first().getAttribute('data-id');
+    await page.locator('.pager .pager-next').click();
+    await page.waitForURL(/page=2/);
+    assert.equal(await page.locator('.result-count').getAttribute('data-page'), '2');
+    assert.notEqual(await page.locator('table.items tbody tr').first().getAttribute('data-id'), first);
     await page.locator('[data-filter="state"] a[data-value="desired"]').click();
     await page.waitForURL(/state=desired/);
     const rows = await page.locator('table.items tbody tr').count();

@@ -54,7 +54,11 @@ items-count = { $count ->
     [one] 1 item
    *[other] { $count } items
 }
-items-shown = (showing the first { $shown })
+items-range = ({ $from }–{ $to } on this page)
+pager-label = Pages of the list
+pager-previous = ← Previous
+pager-next = Next →
+pager-position = Page { $page } of { $pages }
 items-none = No item matches these filters.
 col-item = Item
 col-state = State

@@ -54,7 +54,11 @@ items-count = { $count ->
     [one] 1 item
    *[other] { $count } itens
 }
-items-shown = (mostrando os primeiros { $shown })
+items-range = ({ $from }–{ $to } nesta página)
+pager-label = Páginas da lista
+pager-previous = ← Anterior
+pager-next = Próxima →
+pager-position = Página { $page } de { $pages }
 items-none = Nenhum item corresponde a estes filtros.
 col-item = Item
 col-state = Estado

@@ -7,12 +7,12 @@ use leptos_router::{components::Form, hooks::use_query_map, params::ParamsMap};
 use mirante_domain::{Qualifier, State};
 
 use crate::{
-    api::{ItemRow, LIST_LIMIT, ListQuery, list_items},
+    api::{ItemRow, ListQuery, PAGE_SIZE, list_items, page_count},
     components::{StateBadge, Wait, loaded, qualifier_key, state_key},
     i18n::{t, t_args, use_i18n},
 };
 
-const KEYS: [&str; 5] = ["site", "layer", "state", "qualifier", "q"];
+const KEYS: [&str; 6] = ["site", "layer", "state", "qualifier", "q", "page"];
 
 fn query_from(map: &ParamsMap) -> ListQuery {
     ListQuery {
@@ -21,15 +21,19 @@ fn query_from(map: &ParamsMap) -> ListQuery {
         state: map.get("state"),
         qualifier: map.get("qualifier"),
         q: map.get("q"),
+        page: map.get("page"),
     }
 }
 
-/// The list URL with `key` set to `value` (or removed), other filters kept.
+/// The list URL with `key` set to `value` (or removed), other filters kept. A change of
+/// filter starts again at the first page.
 fn href_with(map: &ParamsMap, key: &str, value: Option<&str>) -> String {
     let mut next = ParamsMap::new();
     for k in KEYS {
         let v = if k == key {
             value.map(str::to_string)
+        } else if k == "page" {
+            None
         } else {
             map.get(k)
         };
@@ -104,23 +108,23 @@ pub fn CatalogPage() -> impl IntoView {
     let list_query = Memo::new(move |_| query_from(&query.get()));
     let data = Resource::new(move || list_query.get(), list_items);
     // Filter options stay on screen while the next page of results loads.
+    // Read in place: the page's rows are not copied for the filter bar.
     let sites = Signal::derive(move || {
-        data.get()
-            .and_then(Result::ok)
-            .map(|p| p.sites)
-            .unwrap_or_default()
+        data.with(|d| match d {
+            Some(Ok(p)) => p.sites.clone(),
+            _ => Vec::new(),
+        })
     });
     let layers = Signal::derive(move || {
-        data.get()
-            .and_then(Result::ok)
-            .map(|p| {
-                p.layers
-                    .into_iter()
-                    .filter(|l| l.parent.is_none())
-                    .map(|l| (l.id.clone(), l.label()))
-                    .collect()
-            })
-            .unwrap_or_default()
+        data.with(|d| match d {
+            Some(Ok(p)) => p
+                .layers
+                .iter()
+                .filter(|l| l.parent.is_none())
+                .map(|l| (l.id.clone(), l.label()))
+                .collect(),
+            _ => Vec::new(),
+        })
     });
     let states = Signal::derive(move || {
         State::ALL
@@ -143,7 +147,7 @@ pub fn CatalogPage() -> impl IntoView {
                 {move || {
                     let q = query.get();
                     KEYS.into_iter()
-                        .filter(|k| *k != "q")
+                        .filter(|k| *k != "q" && *k != "page")
                         .filter_map(|k| q.get(k).map(|v| (k, v)))
                         .map(|(k, v)| view! { <input type="hidden" name=k value=v/> })
                         .collect_view()
@@ -168,9 +172,10 @@ pub fn CatalogPage() -> impl IntoView {
         </section>
         {loaded(Wait::Keep, data, move |page| {
             let total = page.total;
+            let first = (page.page - 1) * PAGE_SIZE;
             let shown = page.items.len();
             view! {
-                <p class="result-count" data-total=total>
+                <p class="result-count" data-total=total data-page=page.page>
                     {move || t_args(i18n.lang(), "items-count", &[("count", total.into())])}
                     {(shown < total)
                         .then(|| {
@@ -180,8 +185,11 @@ pub fn CatalogPage() -> impl IntoView {
                                     {move || {
                                         t_args(
                                             i18n.lang(),
-                                            "items-shown",
-                                            &[("shown", LIST_LIMIT.into())],
+                                            "items-range",
+                                            &[
+                                                ("from", (first + 1).into()),
+                                                ("to", (first + shown).into()),
+                                            ],
                                         )
                                     }}
                                 </span>
@@ -189,15 +197,59 @@ pub fn CatalogPage() -> impl IntoView {
                         })}
                 </p>
                 <ItemTable items=page.items/>
+                <Pager page=page.page pages=page_count(total)/>
             }
                 .into_any()
         })}
     }
 }
 
+/// Links to the previous and next pages of the list, with the filters kept; nothing when
+/// everything fits on one page.
+#[component]
+fn Pager(page: usize, pages: usize) -> impl IntoView {
+    let i18n = use_i18n();
+    let query = use_query_map();
+    let to = move |n: usize| {
+        let n = n.to_string();
+        move || href_with(&query.get(), "page", (n != "1").then_some(n.as_str()))
+    };
+    (pages > 1).then(|| {
+        view! {
+            <nav class="pager" aria-label=i18n.tr("pager-label")>
+                {(page > 1)
+                    .then(|| {
+                        view! {
+                            <a class="pager-prev" rel="prev" href=to(page - 1)>
+                                {i18n.tr("pager-previous")}
+                            </a>
+                        }
+                    })}
+                <span class="pager-position muted">
+                    {move || {
+                        t_args(
+                            i18n.lang(),
+                            "pager-position",
+                            &[("page", page.into()), ("pages", pages.into())],
+                        )
+                    }}
+                </span>
+                {(page < pages)
+                    .then(|| {
+                        view! {
+                            <a class="pager-next" rel="next" href=to(page + 1)>
+                                {i18n.tr("pager-next")}
+                            </a>
+                        }
+                    })}
+            </nav>
+        }
+    })
+}
+
 /// The table of item rows.
 #[component]
-pub fn ItemTable(items: Vec<ItemRow>) -> impl IntoView {
+pub fn ItemTable(items: std::sync::Arc<[ItemRow]>) -> impl IntoView {
     let i18n = use_i18n();
     if items.is_empty() {
         return view! { <p class="muted empty-list">{i18n.tr("items-none")}</p> }.into_any();
@@ -215,7 +267,7 @@ pub fn ItemTable(items: Vec<ItemRow>) -> impl IntoView {
                 </thead>
                 <tbody>
                     {items
-                        .into_iter()
+                        .iter()
                         .map(|it| {
                             view! {
                                 <tr class="item-row" data-id=it.id.clone()>
