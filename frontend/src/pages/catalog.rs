@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::{components::Form, hooks::use_query_map, params::ParamsMap};
+use leptos_router::{components::Form, hooks::use_query_map, location::Url, params::ParamsMap};
 use mirante_domain::{Qualifier, State};
 
 use crate::{
@@ -25,23 +25,67 @@ fn query_from(map: &ParamsMap) -> ListQuery {
     }
 }
 
-/// The list URL with `key` set to `value` (or removed), other filters kept. A change of
-/// filter starts again at the first page.
-fn href_with(map: &ParamsMap, key: &str, value: Option<&str>) -> String {
-    let mut next = ParamsMap::new();
-    for k in KEYS {
-        let v = if k == key {
-            value.map(str::to_string)
-        } else if k == "page" {
-            None
-        } else {
-            map.get(k)
+/// The list URLs that set one key, other filters kept: a change of filter starts again at the
+/// first page, so `page` is dropped unless it is the key. The pairs before and after the key's
+/// place are built once, so each of a filter group's chips costs one escape of its value.
+#[derive(Clone, PartialEq)]
+struct LinksFor {
+    key: &'static str,
+    /// `site=…&layer=…` for the keys before `key` in [`KEYS`]; empty when none is set.
+    before: String,
+    /// The same for the keys after it.
+    after: String,
+}
+
+impl LinksFor {
+    fn new(map: &ParamsMap, key: &'static str) -> Self {
+        let at = KEYS.iter().position(|k| *k == key).unwrap_or(KEYS.len());
+        let pairs = |keys: &[&str]| {
+            let mut out = String::new();
+            for k in keys.iter().filter(|k| **k != "page") {
+                if let Some(v) = map.get_str(k).filter(|v| !v.is_empty()) {
+                    if !out.is_empty() {
+                        out.push('&');
+                    }
+                    out.push_str(k);
+                    out.push('=');
+                    out.push_str(&Url::escape(v));
+                }
+            }
+            out
         };
-        if let Some(v) = v.filter(|v| !v.is_empty()) {
-            next.insert(k, v);
+        Self {
+            key,
+            before: pairs(&KEYS[..at]),
+            after: pairs(KEYS.get(at + 1..).unwrap_or_default()),
         }
     }
-    format!("/catalog{}", next.to_query_string())
+
+    /// The URL with the key set to `value`, or removed for `None` or an empty value.
+    fn href(&self, value: Option<&str>) -> String {
+        let own = value
+            .filter(|v| !v.is_empty() && KEYS.contains(&self.key))
+            .map(|v| format!("{}={}", self.key, Url::escape(v)));
+        let mut out = String::from("/catalog");
+        let mut sep = '?';
+        for part in [
+            self.before.as_str(),
+            own.as_deref().unwrap_or(""),
+            &self.after,
+        ] {
+            if !part.is_empty() {
+                out.push(sep);
+                out.push_str(part);
+                sep = '&';
+            }
+        }
+        out
+    }
+}
+
+/// The list URL with `key` set to `value` (or removed), other filters kept.
+fn href_with(map: &ParamsMap, key: &'static str, value: Option<&str>) -> String {
+    LinksFor::new(map, key).href(value)
 }
 
 /// One group of filter chips.
@@ -54,17 +98,19 @@ fn FilterGroup(
 ) -> impl IntoView {
     let i18n = use_i18n();
     let query = use_query_map();
+    // Read once per change of the URL, not once per chip and attribute.
+    let current = Memo::new(move |_| query.with(|q| q.get(key)));
+    let links = Memo::new(move |_| query.with(|q| LinksFor::new(q, key)));
+    let is = move |value: Option<&str>| current.with(|c| c.as_deref() == value);
     view! {
         <div class="filter-group" data-filter=key>
             <span class="filter-label">{i18n.tr(label)}</span>
             // Plain links (the router still turns them into in-page navigation): `<A>` would
             // mark every chip as the current page, since they share the path.
             <a
-                href=move || href_with(&query.get(), key, None)
-                class=move || {
-                    if query.get().get(key).is_none() { "chip active" } else { "chip" }
-                }
-                aria-current=move || query.get().get(key).is_none().then_some("true")
+                href=move || links.with(|l| l.href(None))
+                class=move || if is(None) { "chip active" } else { "chip" }
+                aria-current=move || is(None).then_some("true")
             >
                 {i18n.tr("filter-any")}
             </a>
@@ -72,23 +118,15 @@ fn FilterGroup(
                 each=move || options.get()
                 key=|(v, l)| (v.clone(), l.clone())
                 children=move |(value, text)| {
+                    let value: std::sync::Arc<str> = value.into();
                     let v2 = value.clone();
                     let v3 = value.clone();
-                    let data_value = value.clone();
+                    let data_value = value.to_string();
                     view! {
                         <a
-                            href=move || href_with(&query.get(), key, Some(&value))
-                            class=move || {
-                                if query.get().get(key).as_deref() == Some(v2.as_str()) {
-                                    "chip active"
-                                } else {
-                                    "chip"
-                                }
-                            }
-                            aria-current=move || {
-                                (query.get().get(key).as_deref() == Some(v3.as_str()))
-                                    .then_some("true")
-                            }
+                            href=move || links.with(|l| l.href(Some(&value)))
+                            class=move || if is(Some(&v2)) { "chip active" } else { "chip" }
+                            aria-current=move || is(Some(&v3)).then_some("true")
                             data-value=data_value
                         >
                             {text}
@@ -305,4 +343,72 @@ pub fn ItemTable(items: std::sync::Arc<[ItemRow]>) -> impl IntoView {
         </div>
     }
     .into_any()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(pairs: &[(&'static str, &str)]) -> ParamsMap {
+        pairs.iter().map(|(k, v)| (*k, v.to_string())).collect()
+    }
+
+    /// The links as the router's own query string writes them, for comparison.
+    fn by_router(map: &ParamsMap, key: &str, value: Option<&str>) -> String {
+        let mut next = ParamsMap::new();
+        for k in KEYS {
+            let v = if k == key {
+                value.map(str::to_string)
+            } else if k == "page" {
+                None
+            } else {
+                map.get(k)
+            };
+            if let Some(v) = v.filter(|v| !v.is_empty()) {
+                next.insert(k, v);
+            }
+        }
+        format!("/catalog{}", next.to_query_string())
+    }
+
+    #[test]
+    fn a_chip_link_is_the_query_string_the_router_would_write() {
+        let cases = [
+            map(&[]),
+            map(&[("state", "validated")]),
+            map(&[("q", "gpu & co/é"), ("site", "sp"), ("page", "3")]),
+            map(&[
+                ("layer", "8a"),
+                ("qualifier", ""),
+                ("state", "desired"),
+                ("page", "2"),
+            ]),
+        ];
+        for m in &cases {
+            for key in KEYS {
+                for value in [None, Some(""), Some("sp"), Some("a b&c=d"), Some("3")] {
+                    assert_eq!(
+                        href_with(m, key, value),
+                        by_router(m, key, value),
+                        "{key}={value:?} on {:?}",
+                        m.to_query_string()
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_new_filter_drops_the_page_and_keeps_the_others() {
+        let m = map(&[("site", "sp"), ("page", "4"), ("q", "x")]);
+        assert_eq!(
+            href_with(&m, "state", Some("validated")),
+            "/catalog?site=sp&state=validated&q=x"
+        );
+        assert_eq!(href_with(&m, "site", None), "/catalog?q=x");
+        assert_eq!(
+            href_with(&m, "page", Some("5")),
+            "/catalog?site=sp&q=x&page=5"
+        );
+    }
 }
