@@ -54,6 +54,21 @@ pub fn priority_key(p: Priority) -> &'static str {
 }
 
 /// A coloured badge naming the state, and the qualifier when there is one.
+/// A page title that depends on more than the language (a route parameter): reactive in the
+/// browser, where the route can change under the page; on the server computed once while the
+/// page renders, because the title is written after the render, outside the request's reactive
+/// arena, where reading a signal panics.
+pub fn page_title(text: impl Fn() -> String + Send + Sync + 'static) -> TextProp {
+    #[cfg(feature = "ssr")]
+    {
+        TextProp::from(text())
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        TextProp::from(text)
+    }
+}
+
 #[component]
 pub fn StateBadge(
     state: State,
@@ -443,6 +458,22 @@ pub fn refresh_while(moving: impl Fn() -> Option<bool> + Send + Sync + 'static) 
 #[cfg(test)]
 mod tests {
     use super::code_spans;
+
+    /// The title is written after the render, on a thread whose reactive arena is not the
+    /// request's; a thread that never entered one stands for it.
+    #[cfg(feature = "ssr")]
+    #[test]
+    fn a_title_with_a_route_parameter_is_computed_while_the_page_renders() {
+        use leptos::prelude::*;
+        let owner = Owner::new();
+        let title = owner.with(|| {
+            let id = RwSignal::new(7);
+            super::page_title(move || format!("Request #{}", id.get()))
+        });
+        let text = std::thread::spawn(move || title.get().to_string()).join();
+        assert_eq!(text.ok().as_deref(), Some("Request #7"));
+        drop(owner);
+    }
 
     fn spans(text: &str) -> Vec<(bool, String)> {
         code_spans(text)

@@ -157,26 +157,46 @@ pub fn t_args(lang: Lang, key: &str, args: &[(&'static str, FluentValue<'static>
 
 /// The reader's language, shared through context.
 ///
-/// Reading it never panics: a page whose request was cancelled may finish rendering after its
-/// reactive owner is gone (then context and signals are gone too); such a render falls back to
-/// English and its output is thrown away anyway.
+/// On the server the language is the request's and never changes while the page renders, so
+/// it is read as a plain value: the page's title and `<html lang>` are written by the
+/// integration after the render, outside the request's reactive arena, where reading a signal
+/// panics (and, under load, could read another request's arena). In the browser it is a signal
+/// the language switch sets. Reading it never panics: without context it is English.
 #[derive(Clone, Copy)]
-pub struct I18n(Option<RwSignal<Lang>>);
+pub struct I18n {
+    /// The language the page was rendered in.
+    initial: Lang,
+    /// The language now, in the browser.
+    #[cfg(not(feature = "ssr"))]
+    signal: Option<RwSignal<Lang>>,
+}
 
 /// The reader's language from context (English when there is none).
 pub fn use_i18n() -> I18n {
-    use_context::<I18n>().unwrap_or(I18n(None))
+    use_context::<I18n>().unwrap_or(I18n {
+        initial: Lang::En,
+        #[cfg(not(feature = "ssr"))]
+        signal: None,
+    })
 }
 
 impl I18n {
     /// A language to provide as context.
     pub fn new(lang: Lang) -> Self {
-        I18n(Some(RwSignal::new(lang)))
+        I18n {
+            initial: lang,
+            #[cfg(not(feature = "ssr"))]
+            signal: Some(RwSignal::new(lang)),
+        }
     }
 
-    /// The language now (tracked in reactive contexts).
+    /// The language now (tracked in reactive contexts, in the browser).
     pub fn lang(self) -> Lang {
-        self.0.and_then(|s| s.try_get()).unwrap_or(Lang::En)
+        #[cfg(not(feature = "ssr"))]
+        if let Some(lang) = self.signal.and_then(|s| s.try_get()) {
+            return lang;
+        }
+        self.initial
     }
 
     /// A reactive translation of `key`, for use in views.
@@ -186,9 +206,13 @@ impl I18n {
 
     /// Switches the language and remembers the choice.
     pub fn set(self, lang: Lang) {
-        if let Some(signal) = self.0 {
+        #[cfg(not(feature = "ssr"))]
+        if let Some(signal) = self.signal {
             signal.try_set(lang);
         }
+        // The server renders in the request's language; the switch happens in the browser.
+        #[cfg(feature = "ssr")]
+        let _ = lang;
         #[cfg(feature = "hydrate")]
         {
             use wasm_bindgen::JsCast;
@@ -254,6 +278,18 @@ pub fn initial_lang() -> Lang {
 mod tests {
     use super::*;
     use std::collections::BTreeSet;
+
+    /// The integration writes `<title>` and `<html lang>` after the render, on a thread whose
+    /// reactive arena is not the request's; a thread that never entered one stands for it.
+    #[cfg(feature = "ssr")]
+    #[test]
+    fn on_the_server_the_language_is_read_without_the_requests_reactive_arena() {
+        let owner = Owner::new();
+        let i18n = owner.with(|| I18n::new(Lang::PtBr));
+        let read = std::thread::spawn(move || i18n.lang()).join();
+        assert!(matches!(read, Ok(Lang::PtBr)), "{read:?}");
+        drop(owner);
+    }
 
     fn keys(lang_dir: &str) -> BTreeSet<String> {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

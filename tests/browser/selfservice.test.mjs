@@ -79,7 +79,14 @@ async function submit(page) {
   await page.locator('form.submit-bar button[type="submit"]').click();
   await page.waitForURL(/\/requests\/\d+$/);
   await page.waitForSelector('.request-state [data-state]');
-  return Number(new URL(page.url()).pathname.split('/').pop());
+  const id = Number(new URL(page.url()).pathname.split('/').pop());
+  assertTitleNames(await page.title(), id);
+  return id;
+}
+
+/** The request page's title names the request, in either language. */
+function assertTitleNames(title, id) {
+  assert.match(title.replace(/[\u2068\u2069]/g, ''), new RegExp(`#${id} · Mirante$`));
 }
 
 async function stateOf(page) {
@@ -93,6 +100,7 @@ async function waitForState(page, id, want) {
     await page.goto(`${portal.url}/requests/${id}`, { waitUntil: 'load' });
     // Let the page finish loading before the next reload (no aborted requests).
     await waitForHydration(page);
+    assertTitleNames(await page.title(), id);
     const state = await stateOf(page);
     if (state === want) return;
     if (Date.now() > deadline) throw new Error(`request ${id} is ${state}, not ${want}`);

@@ -14,7 +14,7 @@ use crate::{
         ApproveRequest, MergeRequest, RejectRequest, RequestPageData, WithdrawRequest, field_text,
         get_request, list_requests,
     },
-    components::{Wait, found, loaded, refresh_while},
+    components::{Wait, found, loaded, page_title, refresh_while},
     i18n::{t, t_args, use_i18n},
     pages::resources::resource_state_key,
     pages::selfservice::{
@@ -228,9 +228,9 @@ pub fn RequestPage() -> impl IntoView {
             }
                 .into_any()
         })}
-        <Title text=move || {
+        <Title text=page_title(move || {
             t_args(i18n.lang(), "req-page-title", &[("id", id().unwrap_or_default().to_string().into())])
-        }/>
+        })/>
     }
 }
 

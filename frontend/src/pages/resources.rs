@@ -16,7 +16,7 @@ use crate::{
         AskOnResource, Refusal, ResourcePageData, ResourcePreviewPage, get_resource,
         list_resources, preview_resource_request,
     },
-    components::{Wait, found, loaded, refresh_while},
+    components::{Wait, found, loaded, page_title, refresh_while},
     i18n::{t, t_args, use_i18n},
     pages::selfservice::{DiffLines, PreviewSummary, field_error_text, query_pairs},
 };
@@ -267,9 +267,9 @@ pub fn ResourcePage() -> impl IntoView {
     });
     view! {
         {found(Wait::Keep, data, move |page| view! { <ResourceBody page/> }.into_any())}
-        <Title text=move || {
+        <Title text=page_title(move || {
             t_args(i18n.lang(), "res-page-title", &[("id", id().unwrap_or_default().to_string().into())])
-        }/>
+        })/>
     }
 }
 
