@@ -53,7 +53,6 @@ pub fn priority_key(p: Priority) -> &'static str {
     }
 }
 
-/// A coloured badge naming the state, and the qualifier when there is one.
 /// A page title that depends on more than the language (a route parameter): reactive in the
 /// browser, where the route can change under the page; on the server computed once while the
 /// page renders, because the title is written after the render, outside the request's reactive
@@ -69,6 +68,7 @@ pub fn page_title(text: impl Fn() -> String + Send + Sync + 'static) -> TextProp
     }
 }
 
+/// A coloured badge naming the state, and the qualifier when there is one.
 #[component]
 pub fn StateBadge(
     state: State,
