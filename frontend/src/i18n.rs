@@ -374,6 +374,110 @@ mod tests {
         out
     }
 
+    /// Variables a pattern names, and whether it chooses its words by `$count`.
+    fn variables(pattern: &fluent_syntax::ast::Pattern<&str>, vars: &mut BTreeSet<String>) -> bool {
+        use fluent_syntax::ast::{Expression, InlineExpression, PatternElement};
+        fn inline(e: &InlineExpression<&str>, vars: &mut BTreeSet<String>) -> bool {
+            match e {
+                InlineExpression::VariableReference { id } => {
+                    vars.insert(id.name.to_owned());
+                    false
+                }
+                InlineExpression::Placeable { expression } => expr(expression, vars),
+                InlineExpression::FunctionReference { arguments, .. } => {
+                    arguments.positional.iter().any(|a| inline(a, vars))
+                        | arguments.named.iter().any(|a| inline(&a.value, vars))
+                }
+                _ => false,
+            }
+        }
+        fn expr(e: &Expression<&str>, vars: &mut BTreeSet<String>) -> bool {
+            match e {
+                Expression::Inline(i) => inline(i, vars),
+                Expression::Select { selector, variants } => {
+                    let by_count = matches!(
+                        selector,
+                        InlineExpression::VariableReference { id } if id.name == "count"
+                    );
+                    inline(selector, vars);
+                    variants
+                        .iter()
+                        .fold(by_count, |found, v| variables(&v.value, vars) | found)
+                }
+            }
+        }
+        pattern
+            .elements
+            .iter()
+            .fold(false, |found, element| match element {
+                PatternElement::Placeable { expression } => expr(expression, vars) | found,
+                PatternElement::TextElement { .. } => found,
+            })
+    }
+
+    /// Every message that chooses its words by `$count`, with the names of its variables.
+    fn counted(lang_dir: &str) -> Vec<(String, BTreeSet<String>)> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("locales")
+            .join(lang_dir);
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+            let res = fluent_syntax::parser::parse(text.as_str()).expect("valid Fluent");
+            for e in res.body {
+                let fluent_syntax::ast::Entry::Message(m) = e else {
+                    continue;
+                };
+                let mut vars = BTreeSet::new();
+                if m.value.as_ref().is_some_and(|p| variables(p, &mut vars)) {
+                    out.push((m.id.name.to_owned(), vars));
+                }
+            }
+        }
+        out
+    }
+
+    /// Portuguese puts 0 in the same plural category as 1 (CLDR: `i = 0..1`), so a message
+    /// whose `[one]` variant says "1 item" or "Um" would say it of nothing too.
+    #[test]
+    fn every_counted_message_says_none_differently_from_one_in_both_languages() {
+        let mut same = Vec::new();
+        for (lang, dir) in [(Lang::En, "en"), (Lang::PtBr, "pt-BR")] {
+            let messages = counted(dir);
+            assert!(
+                messages.len() > 10,
+                "{dir}: {} counted messages",
+                messages.len()
+            );
+            for (key, vars) in messages {
+                let with = |count: i64| {
+                    let args: Vec<(&'static str, FluentValue<'static>)> = vars
+                        .iter()
+                        .map(|v| {
+                            let name: &'static str = Box::leak(v.clone().into_boxed_str());
+                            let value = if v == "count" {
+                                FluentValue::from(count)
+                            } else {
+                                FluentValue::from("x")
+                            };
+                            (name, value)
+                        })
+                        .collect();
+                    t_args(lang, &key, &args)
+                };
+                let (none, one) = (with(0), with(1));
+                if none == one {
+                    same.push(format!("{dir} `{key}`: {none}"));
+                }
+            }
+        }
+        assert!(
+            same.is_empty(),
+            "the same for 0 and for 1:\n{}",
+            same.join("\n")
+        );
+    }
+
     #[test]
     fn english_and_portuguese_have_the_same_keys() {
         let en = keys("en");

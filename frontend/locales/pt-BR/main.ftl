@@ -1,4 +1,7 @@
 # Mirante — português do Brasil
+#
+# Plural rules (CLDR) put 0 in `[one]` for Portuguese: a counted message whose `[one]`
+# variant spells out "1" or "um" also has a `[0]` variant (a unit test checks every one).
 
 nav-label = Navegação principal
 nav-overview = Visão geral
@@ -51,6 +54,7 @@ filter-layer = Camada
 search-placeholder = Buscar no catálogo…
 search-button = Buscar
 items-count = { $count ->
+    [0] Nenhum item
     [one] 1 item
    *[other] { $count } itens
 }
@@ -118,6 +122,7 @@ site-kicker = Site
 site-items = Itens neste site
 sites-host-groups = Grupos de hosts Proxmox
 sites-hosts-count = { $count ->
+    [0] Nenhum host
     [one] 1 host
    *[other] { $count } hosts
 }
@@ -250,6 +255,7 @@ burnup-desc = De { $from } a { $to }: validados { $validated_from } → { $valid
 burnup-axis = itens
 burnup-empty = O catálogo ainda não tem revisão no histórico do monorepo.
 burnup-skipped = { $count ->
+    [0] Nenhum commit ficou de fora: o catálogo de todos carregou.
     [one] Um commit cujo catálogo não carregou ficou de fora.
    *[other] { $count } commits cujo catálogo não carregou ficaram de fora.
 }
@@ -292,6 +298,7 @@ ss-step-form = Formulário
 ss-step-preview = Prévia
 ss-choose = Escolha…
 ss-capacity = { $count ->
+    [0] 0 GPUs
     [one] { $count } GPU
    *[other] { $count } GPUs
 }
@@ -304,6 +311,7 @@ ss-approval = Aprovação
 ss-approval-required = Um administrador aprova antes de o pull request ser aberto.
 ss-approval-none = Sem aprovação: o pull request é aberto em seguida.
 ss-files-count = { $count ->
+    [0] 0 arquivos
     [one] { $count } arquivo
    *[other] { $count } arquivos
 }
@@ -395,6 +403,7 @@ req-no-pr-rejected = Nenhum: o pedido foi rejeitado
 req-merge-open = Mesclar…
 req-merge-confirm = Confirmar o merge
 req-merge-what = Isto mescla o branch { $branch } no branch principal do monorepo: { $count ->
+    [0] nenhum arquivo
     [one] um arquivo
    *[other] { $count } arquivos
 } em { $target }. O portal não desfaz isso.
@@ -426,6 +435,7 @@ dash-check-probe = sonda
 dash-check-argocd = Argo CD
 dash-tasks = Tarefas pendentes
 dash-tasks-summary = { $count ->
+    [0] Nenhuma tarefa pendente
     [one] Uma tarefa pendente
    *[other] { $count } tarefas pendentes
 }, as mais urgentes primeiro
@@ -595,6 +605,7 @@ req-action-remove = Remoção
 req-withdraw = Retirar este pedido
 req-withdraw-help = Ele ainda não foi proposto: retirá-lo o fecha, e nada chega ao monorepo.
 req-removed-files = { $count ->
+    [0] Nenhum arquivo apagado
     [one] Um arquivo apagado
    *[other] { $count } arquivos apagados
 }
