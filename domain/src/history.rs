@@ -7,10 +7,11 @@
 //! instead of being computed again.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{Catalog, State};
+use crate::model::State;
 use crate::snapshot::StateCounts;
 
 /// A revision of the catalog: the commit that made it.
@@ -33,9 +34,9 @@ pub struct StateChange {
     pub from: Option<State>,
     /// The state after; none when the item was removed in this revision.
     pub to: Option<State>,
-    /// The revision that made the change.
+    /// The revision that made the change (shared by every change it made).
     #[serde(flatten)]
-    pub revision: Revision,
+    pub revision: Arc<Revision>,
 }
 
 /// How many items were in each state at a revision.
@@ -131,19 +132,13 @@ impl NoHistory {
     }
 }
 
-/// Every item's state in a catalog, by id.
-pub fn item_states(catalog: &Catalog) -> BTreeMap<String, State> {
-    catalog
-        .items
-        .iter()
-        .map(|i| (i.id.clone(), i.state))
-        .collect()
-}
-
 /// Builds a [`CatalogHistory`] from revisions given oldest first.
+///
+/// The history it answers is shared with it: answering costs nothing, and a later revision
+/// copies the history only while a reader still holds the one answered before.
 #[derive(Debug, Clone, Default)]
 pub struct HistoryBuilder {
-    history: CatalogHistory,
+    history: Arc<CatalogHistory>,
     /// Item states of the last revision that loaded.
     last: BTreeMap<String, State>,
 }
@@ -157,24 +152,35 @@ impl HistoryBuilder {
     /// A revision whose catalog loaded, with its item states: records what changed since the
     /// last revision that loaded, and a burn-up point.
     pub fn revision(&mut self, revision: &Revision, states: BTreeMap<String, State>) {
+        let history = Arc::make_mut(&mut self.history);
+        let revision = Arc::new(revision.clone());
         let mut counts = StateCounts::default();
+        let mut push = |id: &str, from: Option<State>, to: Option<State>| {
+            let change = StateChange {
+                from,
+                to,
+                revision: Arc::clone(&revision),
+            };
+            match history.changes.get_mut(id) {
+                Some(changes) => changes.push(change),
+                None => {
+                    history.changes.insert(id.to_owned(), vec![change]);
+                }
+            }
+        };
         for (id, &to) in &states {
             counts.add(to);
             let from = self.last.get(id).copied();
             if from != Some(to) {
-                self.push(id, from, Some(to), revision);
+                push(id, from, Some(to));
             }
         }
-        let removed: Vec<(String, State)> = self
-            .last
-            .iter()
-            .filter(|(id, _)| !states.contains_key(*id))
-            .map(|(id, s)| (id.clone(), *s))
-            .collect();
-        for (id, from) in removed {
-            self.push(&id, Some(from), None, revision);
+        for (id, &from) in &self.last {
+            if !states.contains_key(id) {
+                push(id, Some(from), None);
+            }
         }
-        self.history.burnup.push(BurnupPoint {
+        history.burnup.push(BurnupPoint {
             date: revision.date.clone(),
             commit: revision.commit.clone(),
             validated: counts.validated,
@@ -187,35 +193,25 @@ impl HistoryBuilder {
     /// A revision whose catalog did not load: recorded as skipped; the next revision that
     /// loads is compared with the last one that did.
     pub fn broken(&mut self, revision: &Revision, error: String) {
-        self.history.skipped.push(SkippedRevision {
-            revision: revision.clone(),
-            error,
-        });
+        Arc::make_mut(&mut self.history)
+            .skipped
+            .push(SkippedRevision {
+                revision: revision.clone(),
+                error,
+            });
     }
 
     /// Marks the history as starting after the first commit.
     pub fn truncated(&mut self) {
-        self.history.truncated = true;
+        Arc::make_mut(&mut self.history).truncated = true;
     }
 
     /// The history so far, at `tip`.
-    pub fn history(&self, tip: Option<String>) -> CatalogHistory {
-        CatalogHistory {
-            tip,
-            ..self.history.clone()
+    pub fn history(&mut self, tip: Option<String>) -> Arc<CatalogHistory> {
+        if self.history.tip != tip {
+            Arc::make_mut(&mut self.history).tip = tip;
         }
-    }
-
-    fn push(&mut self, id: &str, from: Option<State>, to: Option<State>, revision: &Revision) {
-        self.history
-            .changes
-            .entry(id.to_owned())
-            .or_default()
-            .push(StateChange {
-                from,
-                to,
-                revision: revision.clone(),
-            });
+        Arc::clone(&self.history)
     }
 }
 
@@ -245,6 +241,7 @@ mod tests {
         b.revision(&rev(3), states(&[("a", State::Declared)]));
         b.revision(&rev(4), states(&[]));
         let h = b.history(Some("tip".into()));
+        let again = b.history(Some("tip".into()));
 
         let steps: Vec<(Option<State>, Option<State>, &str)> = h
             .item("a")
@@ -263,6 +260,7 @@ mod tests {
         assert_eq!(h.burnup[1].declared, 1);
         assert_eq!(h.burnup[3].total(), 0);
         assert_eq!(h.tip.as_deref(), Some("tip"));
+        assert!(Arc::ptr_eq(&h, &again), "answering twice copies nothing");
     }
 
     #[test]
@@ -285,11 +283,32 @@ mod tests {
     }
 
     #[test]
+    fn a_history_already_answered_stays_as_it_was_when_the_builder_goes_on() {
+        let mut b = HistoryBuilder::new();
+        b.revision(&rev(1), states(&[("a", State::Desired)]));
+        let before = b.history(Some("one".into()));
+
+        b.revision(
+            &rev(2),
+            states(&[("a", State::Validated), ("b", State::Desired)]),
+        );
+        let after = b.history(Some("two".into()));
+
+        assert_eq!(before.tip.as_deref(), Some("one"));
+        assert_eq!((before.item("a").len(), before.burnup.len()), (1, 1));
+        assert_eq!((after.item("a").len(), after.burnup.len()), (2, 2));
+        assert!(
+            Arc::ptr_eq(&after.item("a")[1].revision, &after.item("b")[0].revision),
+            "one revision, shared by the changes it made"
+        );
+    }
+
+    #[test]
     fn a_state_change_serializes_with_its_revision_inline() {
         let change = StateChange {
             from: None,
             to: Some(State::Desired),
-            revision: rev(1),
+            revision: Arc::new(rev(1)),
         };
 
         let json = serde_json::to_value(&change).unwrap();

@@ -6,15 +6,18 @@
 //! YAML alias expansion and nesting stay under serde-saphyr's default budget, and no input
 //! makes the loader panic.
 
+use std::collections::{BTreeMap, HashMap};
 use std::fs;
+use std::hash::Hash;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_saphyr::MessageFormatter;
 use sha2::{Digest, Sha256};
 
 use crate::diagnostic::{Diagnostic, Diagnostics};
-use crate::model::{Catalog, CatalogFile};
+use crate::model::{Catalog, CatalogFile, State};
 use crate::snapshot::Snapshot;
 use crate::validate::{ParsedFile, Shadow, validate};
 
@@ -229,10 +232,36 @@ fn read_capped(path: &Path) -> Result<Vec<u8>, String> {
 
 fn load_inner(
     mut files: Vec<(String, Vec<u8>)>,
-    mut diags: Vec<Diagnostic>,
+    diags: Vec<Diagnostic>,
     root: &str,
 ) -> Result<LoadedCatalog, Diagnostics> {
     files.sort_by(|a, b| a.0.cmp(&b.0));
+    let sorted: Vec<(&str, &[u8])> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_slice()))
+        .collect();
+    let parsed = check(&sorted, diags, root, |path, bytes| {
+        parse_file(path, bytes).map(Arc::new)
+    })?;
+    let hash = catalog_hash(sorted.iter().copied());
+    let n = parsed.len();
+    Ok(LoadedCatalog {
+        catalog: merge(parsed),
+        hash,
+        files: n,
+    })
+}
+
+/// The load itself, on files sorted by path: screens them (duplicates, sizes, counts),
+/// parses each one that passes with `parse` (in parallel), and validates the whole. `diags`
+/// are problems already met (files that could not be read): they are reported with the rest,
+/// and they turn the cross-file checks off.
+fn check<'a>(
+    files: &[(&'a str, &'a [u8])],
+    mut diags: Vec<Diagnostic>,
+    root: &str,
+    parse: impl Fn(&str, &[u8]) -> Result<Arc<CatalogFile>, Diagnostic> + Sync,
+) -> Result<Vec<ParsedFile<'a>>, Diagnostics> {
     if files.is_empty() && diags.is_empty() {
         diags.push(Diagnostic::new(
             root,
@@ -241,22 +270,24 @@ fn load_inner(
             "no catalog files (*.yaml, *.yml)",
         ));
     }
-    if files.len() > MAX_FILES {
+    let files = if files.len() > MAX_FILES {
         diags.push(Diagnostic::new(
             root,
             0,
             0,
             format!("more than {MAX_FILES} catalog files"),
         ));
-        files.truncate(MAX_FILES);
-    }
+        &files[..MAX_FILES]
+    } else {
+        files
+    };
     // Cross-file checks need every file: a file that failed to read hides ids that other files
     // refer to, and reporting those references too would bury the real error.
     let mut complete = diags.is_empty();
     let mut to_parse = Vec::with_capacity(files.len());
     let mut total = 0usize;
-    for (k, (path, bytes)) in files.iter().enumerate() {
-        if k > 0 && files[k - 1].0 == *path {
+    for (k, &(path, bytes)) in files.iter().enumerate() {
+        if k > 0 && files[k - 1].0 == path {
             diags.push(Diagnostic::new(
                 path,
                 0,
@@ -279,12 +310,18 @@ fn load_inner(
             complete = false;
             break;
         }
-        to_parse.push((path.as_str(), bytes.as_slice()));
+        to_parse.push((path, bytes));
     }
     let mut parsed = Vec::with_capacity(to_parse.len());
-    for result in parallel_map(&to_parse, |(path, bytes)| parse_file(path, bytes)) {
+    let results = parallel_map(&to_parse, |&(path, bytes)| parse(path, bytes));
+    for (&(path, source), result) in to_parse.iter().zip(results) {
         match result {
-            Ok(p) => parsed.push(p),
+            Ok(file) => parsed.push(ParsedFile {
+                path: path.to_owned(),
+                source,
+                file,
+                shadow: Shadow::default(),
+            }),
             Err(d) => {
                 diags.push(d);
                 complete = false;
@@ -308,27 +345,110 @@ fn load_inner(
         validate(&parsed, complete, &mut problems);
     }
     diags.append(&mut problems);
-    if !diags.is_empty() {
-        diags.sort();
-        if diags.len() > MAX_DIAGNOSTICS {
-            let more = diags.len() - MAX_DIAGNOSTICS;
-            diags.truncate(MAX_DIAGNOSTICS);
-            diags.push(Diagnostic::new(
-                root,
-                0,
-                0,
-                format!("{more} more problems not shown"),
-            ));
-        }
-        return Err(Diagnostics(diags));
+    if diags.is_empty() {
+        return Ok(parsed);
     }
-    let hash = catalog_hash(files.iter().map(|(p, c)| (p.as_str(), c.as_slice())));
-    let n = parsed.len();
-    Ok(LoadedCatalog {
-        catalog: merge(parsed),
-        hash,
-        files: n,
-    })
+    diags.sort();
+    if diags.len() > MAX_DIAGNOSTICS {
+        let more = diags.len() - MAX_DIAGNOSTICS;
+        diags.truncate(MAX_DIAGNOSTICS);
+        diags.push(Diagnostic::new(
+            root,
+            0,
+            0,
+            format!("{more} more problems not shown"),
+        ));
+    }
+    Err(Diagnostics(diags))
+}
+
+/// Loads successive revisions of one catalog, such as the commits of a git history taken
+/// oldest first, parsing only the files that were not in the revision before.
+///
+/// A file is named by its path and a key for its contents (a git blob id): its contents are
+/// read, and parsed, only when that pair is new. A revision loads, or is refused with the
+/// same diagnostics, exactly as [`load_bytes`] of the same files would; what is kept between
+/// revisions is each file of the last one, its contents and what its parse gave.
+#[derive(Debug)]
+pub struct RevisionLoader<K> {
+    files: HashMap<(String, K), Known>,
+}
+
+/// A file of the last revision.
+#[derive(Debug)]
+struct Known {
+    bytes: Vec<u8>,
+    parsed: Result<Arc<CatalogFile>, Diagnostic>,
+}
+
+impl<K> Default for RevisionLoader<K> {
+    fn default() -> Self {
+        RevisionLoader {
+            files: HashMap::new(),
+        }
+    }
+}
+
+impl<K: Clone + Eq + Hash + Send + Sync> RevisionLoader<K> {
+    /// A loader that knows no file yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Every item's state in the revision made of `files` (path and contents key; only the
+    /// catalog's files, see [`is_catalog_path`]), or why it does not load. `read` gives the
+    /// contents of a file the loader does not know, or why they cannot be read.
+    pub fn item_states(
+        &mut self,
+        files: Vec<(String, K)>,
+        mut read: impl FnMut(&K) -> Result<Vec<u8>, String>,
+    ) -> Result<BTreeMap<String, State>, Diagnostics> {
+        let mut previous = std::mem::take(&mut self.files);
+        let mut diags = Vec::new();
+        let mut fresh = Vec::new();
+        for (path, key) in files {
+            let name = (path, key);
+            if let Some(known) = previous.remove(&name) {
+                self.files.insert(name, known);
+                continue;
+            }
+            match read(&name.1) {
+                Ok(bytes) => fresh.push((name, bytes)),
+                Err(message) => diags.push(Diagnostic::new(&name.0, 0, 0, message)),
+            }
+        }
+        drop(previous);
+        let parsed = parallel_map(&fresh, |((path, _), bytes)| {
+            // A file over the size limit is refused by the load without being parsed.
+            if bytes.len() <= MAX_FILE_BYTES {
+                parse_file(path, bytes).map(Arc::new)
+            } else {
+                Err(Diagnostic::new(path, 0, 0, "not parsed"))
+            }
+        });
+        for ((name, bytes), parsed) in fresh.into_iter().zip(parsed) {
+            self.files.insert(name, Known { bytes, parsed });
+        }
+        let mut sorted: Vec<(&str, &[u8], &Known)> = self
+            .files
+            .iter()
+            .map(|((path, _), known)| (path.as_str(), known.bytes.as_slice(), known))
+            .collect();
+        sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        let by_path: HashMap<&str, &Known> = sorted.iter().map(|&(p, _, k)| (p, k)).collect();
+        let paths: Vec<(&str, &[u8])> = sorted.iter().map(|&(p, b, _)| (p, b)).collect();
+        let parsed = check(&paths, diags, ".", |path, _| {
+            by_path.get(path).map_or_else(
+                || Err(Diagnostic::new(path, 0, 0, "not read")),
+                |k| k.parsed.clone(),
+            )
+        })?;
+        Ok(parsed
+            .iter()
+            .flat_map(|pf| pf.file.items.iter())
+            .map(|item| (item.id.clone(), item.state))
+            .collect())
+    }
 }
 
 /// Reads one file into the strict model, without positions.
@@ -336,23 +456,15 @@ fn load_inner(
 /// When the strict reading fails, the file is read again into the lenient shadow: if that
 /// fails too, the file is not well-formed YAML and that error is reported, rather than
 /// whatever field the strict reading happened to miss before reaching the broken spot.
-fn parse_file<'a>(path: &str, bytes: &'a [u8]) -> Result<ParsedFile<'a>, Diagnostic> {
+fn parse_file(path: &str, bytes: &[u8]) -> Result<CatalogFile, Diagnostic> {
     let text = std::str::from_utf8(bytes).map_err(|e| {
         let (line, column) = line_col(&bytes[..e.valid_up_to()]);
         Diagnostic::new(path, line, column, "not valid UTF-8")
     })?;
-    match serde_saphyr::from_str_with_options::<CatalogFile>(text, yaml_options()) {
-        Ok(file) => Ok(ParsedFile {
-            path: path.to_owned(),
-            source: bytes,
-            file,
-            shadow: Shadow::default(),
-        }),
-        Err(strict) => {
-            let lenient = serde_saphyr::from_str_with_options::<Shadow>(text, yaml_options());
-            Err(yaml_diag(path, lenient.err().as_ref().unwrap_or(&strict)))
-        }
-    }
+    serde_saphyr::from_str_with_options::<CatalogFile>(text, yaml_options()).map_err(|strict| {
+        let lenient = serde_saphyr::from_str_with_options::<Shadow>(text, yaml_options());
+        yaml_diag(path, lenient.err().as_ref().unwrap_or(&strict))
+    })
 }
 
 /// `f` over every element, on up to as many threads as the machine has cores, results in the
@@ -425,7 +537,8 @@ fn line_col(prefix: &[u8]) -> (u64, u64) {
 fn merge(files: Vec<ParsedFile<'_>>) -> Catalog {
     let mut c = Catalog::default();
     for pf in files {
-        let f = pf.file;
+        // The only holder of each file, unless a [`RevisionLoader`] keeps it too.
+        let f = Arc::unwrap_or_clone(pf.file);
         // Validation has refused a second platform, so this keeps the only one.
         if let Some(p) = f.platform {
             c.platform = p;

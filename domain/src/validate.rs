@@ -103,8 +103,8 @@ pub(crate) struct ParsedFile<'a> {
     pub path: String,
     /// The file's contents, to read the shadow from when it is needed.
     pub source: &'a [u8],
-    /// The strict value.
-    pub file: CatalogFile,
+    /// The strict value (shared with a [`crate::load::RevisionLoader`] that keeps it).
+    pub file: std::sync::Arc<CatalogFile>,
     /// Positions; empty (every position 0:0) until the file is read for them.
     pub shadow: Shadow,
 }

@@ -862,3 +862,101 @@ fn a_clusters_gitops_folder_loads_and_one_that_leaves_the_monorepo_is_refused_at
         );
     }
 }
+
+/// One revision for the [`RevisionLoader`] tests: each file's path and contents, the key
+/// being the contents themselves (as a blob id names them).
+fn revision(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    files(list)
+}
+
+fn item(id: &str, state: &str) -> String {
+    format!(
+        "items:\n  - id: {id}\n    name: {id}\n    kind: component\n    layer: l0\n    state: {state}\n"
+    )
+}
+
+#[test]
+fn loading_revisions_one_after_another_says_what_loading_each_whole_says_and_reads_only_new_files()
+{
+    let a_desired = item("a", "desired");
+    let a_declared = item("a", "declared");
+    let b_depends_on_nothing_known = "items:\n  - id: b\n    name: b\n    kind: component\n    layer: l0\n    state: desired\n    depends_on: [ghost]\n";
+    let revisions = [
+        revision(&[("base.yaml", BASE), ("a.yaml", &a_desired)]),
+        // One file changes.
+        revision(&[("base.yaml", BASE), ("a.yaml", &a_declared)]),
+        // A broken file, then a dangling reference: both refused, with load_bytes's words.
+        revision(&[("base.yaml", BASE), ("a.yaml", "items: [\n")]),
+        revision(&[
+            ("base.yaml", BASE),
+            ("a.yaml", &a_declared),
+            ("b.yaml", b_depends_on_nothing_known),
+        ]),
+        // The same contents under another path, and a file dropped.
+        revision(&[("base.yaml", BASE), ("moved/a.yaml", &a_declared)]),
+        revision(&[("a.yaml", &a_declared)]),
+        revision(&[]),
+    ];
+    let mut loader = RevisionLoader::new();
+    let mut reads = Vec::new();
+
+    for files in &revisions {
+        let keyed = files.iter().map(|(p, c)| (p.clone(), c.clone())).collect();
+        let incremental = loader.item_states(keyed, |contents: &String| {
+            reads.push(contents.clone());
+            Ok(contents.clone().into_bytes())
+        });
+        let whole = load_files(files.clone()).map(|l| {
+            l.catalog
+                .items
+                .iter()
+                .map(|i| (i.id.clone(), i.state))
+                .collect::<BTreeMap<_, _>>()
+        });
+
+        match (&incremental, &whole) {
+            (Ok(i), Ok(w)) => assert_eq!(i, w),
+            (Err(i), Err(w)) => assert_eq!(
+                i.iter().map(ToString::to_string).collect::<Vec<_>>(),
+                w.iter().map(ToString::to_string).collect::<Vec<_>>()
+            ),
+            _ => panic!("incremental {incremental:?}, whole {whole:?}"),
+        }
+    }
+    let states: Vec<_> = [0, 1]
+        .map(|k| {
+            let keyed = revisions[k].clone();
+            RevisionLoader::new()
+                .item_states(keyed, |c: &String| Ok(c.clone().into_bytes()))
+                .unwrap()["a"]
+        })
+        .to_vec();
+    assert_eq!(states, [State::Desired, State::Declared]);
+    // Every (path, contents) pair is read once while it stays in consecutive revisions: BASE
+    // at `base.yaml` once (revisions 1 to 5), and again after the revision without it.
+    assert_eq!(reads.iter().filter(|c| c.as_str() == BASE).count(), 1);
+    assert_eq!(reads.iter().filter(|c| **c == a_declared).count(), 4);
+}
+
+#[test]
+fn a_file_that_cannot_be_read_is_reported_at_its_path_and_the_revision_does_not_load() {
+    let mut loader = RevisionLoader::new();
+
+    let refused = loader
+        .item_states(
+            revision(&[("base.yaml", BASE), ("a.yaml", &item("a", "desired"))]),
+            |c: &String| {
+                if c.contains("id: a") {
+                    Err("cannot read: object not found".to_owned())
+                } else {
+                    Ok(c.clone().into_bytes())
+                }
+            },
+        )
+        .unwrap_err();
+
+    assert_eq!(
+        refused.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        ["a.yaml: cannot read: object not found"]
+    );
+}

@@ -80,9 +80,9 @@ fn Timeline(changes: Vec<StateChange>) -> impl IntoView {
                             <span class="timeline-commit">
                                 <code title=r.commit.clone()>{short(&r.commit).to_owned()}</code>
                                 " "
-                                <span class="timeline-summary">{r.summary}</span>
+                                <span class="timeline-summary">{r.summary.clone()}</span>
                                 " "
-                                <span class="muted timeline-author">"— " {r.author}</span>
+                                <span class="muted timeline-author">"— " {r.author.clone()}</span>
                             </span>
                         </li>
                     }

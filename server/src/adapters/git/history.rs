@@ -2,7 +2,9 @@
 //!
 //! The history of a git catalog source is the first-parent line of its branch: each commit
 //! whose catalog folder differs from its parent's is a revision, parsed with the same loader
-//! as the catalog in force. A revision that does not load is skipped and reported, never
+//! as the catalog in force. Each revision's files are named by their blob ids, and only the
+//! blobs that were not in the revision before are read and parsed (a catalog commit usually
+//! changes one file of many). A revision that does not load is skipped and reported, never
 //! fatal. The result is kept in memory keyed by the branch tip: a read finding the same tip
 //! answers from the cache; a tip that moved forward is extended with the new commits only; a
 //! tip that was rewritten is read again from scratch. Nothing of it is stored in the
@@ -11,6 +13,7 @@
 //! Git work is blocking: callers run [`HistoryCache::get`] on the blocking pool.
 
 use std::{
+    collections::BTreeMap,
     path::Path,
     sync::{Arc, Mutex, PoisonError},
 };
@@ -18,11 +21,11 @@ use std::{
 use chrono::DateTime;
 use git2::{ObjectType, Oid, Repository};
 use mirante_domain::{
-    history::{CatalogHistory, HistoryBuilder, NoHistory, Revision, item_states},
-    load,
+    State,
+    history::{CatalogHistory, HistoryBuilder, NoHistory, Revision},
+    load::{self, RevisionLoader},
 };
 
-use super::tree_files;
 use crate::adapters::catalog_source::CatalogSource;
 
 /// Most commits walked back from the tip in one read; a longer history starts at the oldest one reached
@@ -45,16 +48,13 @@ impl std::fmt::Debug for HistoryCache {
 }
 
 /// What a computation leaves for the next one.
-#[derive(Clone)]
 struct Cached {
     /// The tip it was computed at.
     tip: Oid,
     /// The catalog folder's tree at the tip (none when the folder is absent).
     tree: Option<Oid>,
-    /// The builder, to be fed the commits after `tip`.
+    /// The builder, to be fed the commits after `tip`; it shares the history it answered.
     builder: HistoryBuilder,
-    /// What it answered.
-    history: Arc<CatalogHistory>,
 }
 
 impl HistoryCache {
@@ -75,8 +75,8 @@ impl HistoryCache {
         };
         let mut cached = self.cached.lock().unwrap_or_else(PoisonError::into_inner);
         match compute(repo, branch, dir, cached.take()) {
-            Ok(Some(fresh)) => {
-                let history = Arc::clone(&fresh.history);
+            Ok(Some(mut fresh)) => {
+                let history = fresh.builder.history(Some(fresh.tip.to_string()));
                 *cached = Some(fresh);
                 Ok(history)
             }
@@ -113,8 +113,8 @@ fn compute(
     else {
         return Ok(None);
     };
-    if let Some(previous) = previous.as_ref().filter(|p| p.tip == tip) {
-        return Ok(Some(previous.clone()));
+    if previous.as_ref().is_some_and(|p| p.tip == tip) {
+        return Ok(previous);
     }
     // Walk back along first parents to the tip already read, or to the first commit.
     let mut chain = Vec::new();
@@ -141,6 +141,8 @@ fn compute(
     if truncated {
         builder.truncated();
     }
+    // The files of the last revision read, parsed; dropped with the walk.
+    let mut loader = RevisionLoader::new();
     for id in chain.iter().rev() {
         let commit = repo.find_commit(*id)?;
         let catalog = catalog_tree(&commit, dir)?;
@@ -151,19 +153,13 @@ fn compute(
         let revision = revision_of(&commit);
         match catalog {
             None => builder.revision(&revision, Default::default()),
-            Some(tree_id) => match load_tree(&repo, tree_id) {
+            Some(tree_id) => match load_tree(&repo, tree_id, &mut loader) {
                 Ok(states) => builder.revision(&revision, states),
                 Err(error) => builder.broken(&revision, error),
             },
         }
     }
-    let history = Arc::new(builder.history(Some(tip.to_string())));
-    Ok(Some(Cached {
-        tip,
-        tree,
-        builder,
-        history,
-    }))
+    Ok(Some(Cached { tip, tree, builder }))
 }
 
 /// The id of the catalog folder's tree in `commit`, if it has one.
@@ -180,33 +176,54 @@ fn catalog_tree(commit: &git2::Commit<'_>, dir: &str) -> Result<Option<Oid>, git
 }
 
 /// Loads the catalog held in a tree as the catalog source does, into item states; the
-/// loader's first problem (and how many there were) when it does not load.
+/// loader's first problem (and how many there were) when it does not load. Only the blobs
+/// `loader` did not see in the revision before are read.
 fn load_tree(
     repo: &Repository,
     tree_id: Oid,
-) -> Result<std::collections::BTreeMap<String, mirante_domain::State>, String> {
+    loader: &mut RevisionLoader<Oid>,
+) -> Result<BTreeMap<String, State>, String> {
     let tree = repo
         .find_tree(tree_id)
         .map_err(|e| e.message().to_owned())?;
-    let files = tree_files(repo, &tree)
-        .map_err(|e| e.to_string())?
+    let files = tree_blobs(&tree)
+        .map_err(|e| e.message().to_owned())?
         .into_iter()
         .filter(|(path, _)| load::is_catalog_path(path))
         .collect();
-    match load::load_bytes(files) {
-        Ok(loaded) => Ok(item_states(&loaded.catalog)),
-        Err(diagnostics) => {
-            let first = diagnostics
-                .iter()
-                .next()
-                .map(ToString::to_string)
-                .unwrap_or_else(|| "the catalog does not load".to_owned());
-            Err(match diagnostics.len() {
-                0 | 1 => first,
-                n => format!("{first} (and {} more problems)", n - 1),
-            })
+    let read = |id: &Oid| {
+        repo.find_blob(*id)
+            .map(|blob| blob.content().to_vec())
+            .map_err(|e| format!("cannot read: {}", e.message()))
+    };
+    loader.item_states(files, read).map_err(|diagnostics| {
+        let first = diagnostics
+            .iter()
+            .next()
+            .map(ToString::to_string)
+            .unwrap_or_else(|| "the catalog does not load".to_owned());
+        match diagnostics.len() {
+            0 | 1 => first,
+            n => format!("{first} (and {} more problems)", n - 1),
         }
-    }
+    })
+}
+
+/// Every blob under `tree` with its path and id, hidden entries (a name starting with `.`)
+/// and what is under them left out, as [`super::tree_files`] reads a catalog.
+fn tree_blobs(tree: &git2::Tree<'_>) -> Result<Vec<(String, Oid)>, git2::Error> {
+    let mut blobs = Vec::new();
+    tree.walk(git2::TreeWalkMode::PreOrder, |parent, entry| {
+        let name = entry.name().unwrap_or("");
+        if name.starts_with('.') {
+            return git2::TreeWalkResult::Skip;
+        }
+        if entry.kind() == Some(ObjectType::Blob) {
+            blobs.push((format!("{parent}{name}"), entry.id()));
+        }
+        git2::TreeWalkResult::Ok
+    })?;
+    Ok(blobs)
 }
 
 fn revision_of(commit: &git2::Commit<'_>) -> Revision {
@@ -226,7 +243,6 @@ mod tests {
     use std::path::PathBuf;
 
     use git2::{Signature, Time};
-    use mirante_domain::State;
 
     use super::*;
 
