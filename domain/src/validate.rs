@@ -6,7 +6,7 @@
 //! up index by index with the model's, and a position is found by kind, index, field and
 //! element index.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::fmt::Write as _;
 
 use serde::Deserialize;
@@ -457,10 +457,16 @@ pub(crate) fn validate(files: &[ParsedFile<'_>], cross_refs: bool, out: &mut Vec
     check_platforms(files, out);
     check_ids(&ix, out);
     if cross_refs {
-        check_refs(&ix, out);
-        check_cycle(&ix, Kind::Item, "depends_on", out);
-        check_cycle(&ix, Kind::Task, "after", out);
-        check_cycle(&ix, Kind::Layer, "parent", out);
+        // Each reference is looked up once; the checks below read what it names.
+        let resolved: Vec<Option<(Kind, usize)>> = ix
+            .refs
+            .iter()
+            .map(|r| ix.resolve(r.targets, r.value))
+            .collect();
+        check_refs(&ix, &resolved, out);
+        check_cycle(&ix, &resolved, Kind::Item, "depends_on", out);
+        check_cycle(&ix, &resolved, Kind::Task, "after", out);
+        check_cycle(&ix, &resolved, Kind::Layer, "parent", out);
     }
 }
 
@@ -500,7 +506,7 @@ fn check_ids(ix: &Index<'_>, out: &mut Vec<Diagnostic>) {
         Kind::Phase,
     ] {
         let entries = &ix.entries[kind as usize];
-        let mut groups: HashMap<&str, Vec<usize>> = HashMap::new();
+        let mut groups: HashMap<&str, Vec<usize>> = HashMap::default();
         for (i, e) in entries.iter().enumerate() {
             if !is_valid_id(e.id) {
                 out.push(ix.diag(
@@ -544,9 +550,9 @@ fn check_ids(ix: &Index<'_>, out: &mut Vec<Diagnostic>) {
     }
 }
 
-fn check_refs(ix: &Index<'_>, out: &mut Vec<Diagnostic>) {
-    for r in &ix.refs {
-        if ix.resolve(r.targets, r.value).is_some() {
+fn check_refs(ix: &Index<'_>, resolved: &[Option<(Kind, usize)>], out: &mut Vec<Diagnostic>) {
+    for (r, to) in ix.refs.iter().zip(resolved) {
+        if to.is_some() {
             continue;
         }
         let wanted: Vec<&str> = r.targets.iter().map(|k| k.name()).collect();
@@ -567,15 +573,21 @@ fn check_refs(ix: &Index<'_>, out: &mut Vec<Diagnostic>) {
 
 /// Reports every cycle of `field` references between entries of `kind`, once per back edge,
 /// at the reference that closes it.
-fn check_cycle(ix: &Index<'_>, kind: Kind, field: &str, out: &mut Vec<Diagnostic>) {
+fn check_cycle(
+    ix: &Index<'_>,
+    resolved: &[Option<(Kind, usize)>],
+    kind: Kind,
+    field: &str,
+    out: &mut Vec<Diagnostic>,
+) {
     let n = ix.entries[kind as usize].len();
     // node -> [(target node, reference index)], in catalog order.
     let mut adj: Vec<Vec<(usize, usize)>> = vec![Vec::new(); n];
-    for (ri, r) in ix.refs.iter().enumerate() {
+    for (ri, (r, to)) in ix.refs.iter().zip(resolved).enumerate() {
         if r.owner_kind != kind || r.field != field {
             continue;
         }
-        if let Some((k, t)) = ix.resolve(r.targets, r.value)
+        if let Some((k, t)) = *to
             && k == kind
         {
             adj[r.owner].push((t, ri));
