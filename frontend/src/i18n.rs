@@ -291,20 +291,27 @@ mod tests {
         drop(owner);
     }
 
-    fn keys(lang_dir: &str) -> BTreeSet<String> {
+    /// Calls `f` with every message of a language's locale files.
+    fn each_message(lang_dir: &str, mut f: impl FnMut(&fluent_syntax::ast::Message<&str>)) {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("locales")
             .join(lang_dir);
-        let mut keys = BTreeSet::new();
         for entry in std::fs::read_dir(dir).unwrap() {
             let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
             let res = fluent_syntax::parser::parse(text.as_str()).expect("valid Fluent");
-            for e in res.body {
+            for e in &res.body {
                 if let fluent_syntax::ast::Entry::Message(m) = e {
-                    keys.insert(m.id.name.to_string());
+                    f(m);
                 }
             }
         }
+    }
+
+    fn keys(lang_dir: &str) -> BTreeSet<String> {
+        let mut keys = BTreeSet::new();
+        each_message(lang_dir, |m| {
+            keys.insert(m.id.name.to_string());
+        });
         keys
     }
 
@@ -417,23 +424,13 @@ mod tests {
 
     /// Every message that chooses its words by `$count`, with the names of its variables.
     fn counted(lang_dir: &str) -> Vec<(String, BTreeSet<String>)> {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("locales")
-            .join(lang_dir);
         let mut out = Vec::new();
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
-            let res = fluent_syntax::parser::parse(text.as_str()).expect("valid Fluent");
-            for e in res.body {
-                let fluent_syntax::ast::Entry::Message(m) = e else {
-                    continue;
-                };
-                let mut vars = BTreeSet::new();
-                if m.value.as_ref().is_some_and(|p| variables(p, &mut vars)) {
-                    out.push((m.id.name.to_owned(), vars));
-                }
+        each_message(lang_dir, |m| {
+            let mut vars = BTreeSet::new();
+            if m.value.as_ref().is_some_and(|p| variables(p, &mut vars)) {
+                out.push((m.id.name.to_owned(), vars));
             }
-        }
+        });
         out
     }
 
