@@ -240,7 +240,8 @@ fn load_inner(
         .iter()
         .map(|(p, c)| (p.as_str(), c.as_slice()))
         .collect();
-    let parsed = check(&sorted, diags, root, |path, bytes| {
+    let parsed = check(&sorted, diags, root, |k| {
+        let (path, bytes) = sorted[k];
         parse_file(path, bytes).map(Arc::new)
     })?;
     let hash = catalog_hash(sorted.iter().copied());
@@ -253,14 +254,15 @@ fn load_inner(
 }
 
 /// The load itself, on files sorted by path: screens them (duplicates, sizes, counts),
-/// parses each one that passes with `parse` (in parallel), and validates the whole. `diags`
+/// parses each one that passes with `parse` (given its index in `files`; in parallel), and
+/// validates the whole. `diags`
 /// are problems already met (files that could not be read): they are reported with the rest,
 /// and they turn the cross-file checks off.
 fn check<'a>(
     files: &[(&'a str, &'a [u8])],
     mut diags: Vec<Diagnostic>,
     root: &str,
-    parse: impl Fn(&str, &[u8]) -> Result<Arc<CatalogFile>, Diagnostic> + Sync,
+    parse: impl Fn(usize) -> Result<Arc<CatalogFile>, Diagnostic> + Sync,
 ) -> Result<Vec<ParsedFile<'a>>, Diagnostics> {
     if files.is_empty() && diags.is_empty() {
         diags.push(Diagnostic::new(
@@ -310,11 +312,11 @@ fn check<'a>(
             complete = false;
             break;
         }
-        to_parse.push((path, bytes));
+        to_parse.push((k, path, bytes));
     }
     let mut parsed = Vec::with_capacity(to_parse.len());
-    let results = parallel_map(&to_parse, |&(path, bytes)| parse(path, bytes));
-    for (&(path, source), result) in to_parse.iter().zip(results) {
+    let results = parallel_map(&to_parse, |&(k, _, _)| parse(k));
+    for (&(_, path, source), result) in to_parse.iter().zip(results) {
         match result {
             Ok(file) => parsed.push(ParsedFile {
                 path: path.to_owned(),
@@ -429,20 +431,17 @@ impl<K: Clone + Eq + Hash + Send + Sync> RevisionLoader<K> {
         for ((name, bytes), parsed) in fresh.into_iter().zip(parsed) {
             self.files.insert(name, Known { bytes, parsed });
         }
-        let mut sorted: Vec<(&str, &[u8], &Known)> = self
+        let mut known: Vec<(&str, &Known)> = self
             .files
             .iter()
-            .map(|((path, _), known)| (path.as_str(), known.bytes.as_slice(), known))
+            .map(|((path, _), known)| (path.as_str(), known))
             .collect();
-        sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        let by_path: HashMap<&str, &Known> = sorted.iter().map(|&(p, _, k)| (p, k)).collect();
-        let paths: Vec<(&str, &[u8])> = sorted.iter().map(|&(p, b, _)| (p, b)).collect();
-        let parsed = check(&paths, diags, ".", |path, _| {
-            by_path.get(path).map_or_else(
-                || Err(Diagnostic::new(path, 0, 0, "not read")),
-                |k| k.parsed.clone(),
-            )
-        })?;
+        known.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        let paths: Vec<(&str, &[u8])> = known
+            .iter()
+            .map(|&(p, k)| (p, k.bytes.as_slice()))
+            .collect();
+        let parsed = check(&paths, diags, ".", |k| known[k].1.parsed.clone())?;
         Ok(parsed
             .iter()
             .flat_map(|pf| pf.file.items.iter())

@@ -26,6 +26,7 @@ use mirante_domain::{
     load::{self, RevisionLoader},
 };
 
+use super::read::tree_blobs;
 use crate::adapters::catalog_source::CatalogSource;
 
 /// Most commits walked back from the tip in one read; a longer history starts at the oldest one reached
@@ -187,7 +188,7 @@ fn load_tree(
         .find_tree(tree_id)
         .map_err(|e| e.message().to_owned())?;
     let files = tree_blobs(&tree)
-        .map_err(|e| e.message().to_owned())?
+        .map_err(|e| e.to_string())?
         .into_iter()
         .filter(|(path, _)| load::is_catalog_path(path))
         .collect();
@@ -207,23 +208,6 @@ fn load_tree(
             n => format!("{first} (and {} more problems)", n - 1),
         }
     })
-}
-
-/// Every blob under `tree` with its path and id, hidden entries (a name starting with `.`)
-/// and what is under them left out, as [`super::tree_files`] reads a catalog.
-fn tree_blobs(tree: &git2::Tree<'_>) -> Result<Vec<(String, Oid)>, git2::Error> {
-    let mut blobs = Vec::new();
-    tree.walk(git2::TreeWalkMode::PreOrder, |parent, entry| {
-        let name = entry.name().unwrap_or("");
-        if name.starts_with('.') {
-            return git2::TreeWalkResult::Skip;
-        }
-        if entry.kind() == Some(ObjectType::Blob) {
-            blobs.push((format!("{parent}{name}"), entry.id()));
-        }
-        git2::TreeWalkResult::Ok
-    })?;
-    Ok(blobs)
 }
 
 fn revision_of(commit: &git2::Commit<'_>) -> Revision {

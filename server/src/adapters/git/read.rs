@@ -36,27 +36,32 @@ pub fn read_dir_at(repo_path: &Path, rev: &str, dir: &str) -> GitResult<(String,
 /// Every file of `tree` as `(path relative to the tree, contents)` pairs in path order, hidden
 /// entries left out. Blocking.
 pub fn tree_files(repo: &Repository, tree: &git2::Tree<'_>) -> GitResult<Files> {
-    let mut files = Vec::new();
-    let mut failure = None;
+    tree_blobs(tree)?
+        .into_iter()
+        .map(|(path, id)| {
+            let blob = repo.find_blob(id).map_err(git_error)?;
+            Ok((path, blob.content().to_vec()))
+        })
+        .collect()
+}
+
+/// Every file of `tree` as `(path relative to the tree, blob id)` pairs in path order, hidden
+/// entries (a name starting with `.`) and what is under them left out; no blob is read.
+pub(crate) fn tree_blobs(tree: &git2::Tree<'_>) -> GitResult<Vec<(String, git2::Oid)>> {
+    let mut blobs = Vec::new();
     tree.walk(git2::TreeWalkMode::PreOrder, |parent, entry| {
         let name = entry.name().unwrap_or("");
         if name.starts_with('.') {
             return git2::TreeWalkResult::Skip;
         }
         if entry.kind() == Some(ObjectType::Blob) {
-            match entry.to_object(repo).and_then(|o| o.peel_to_blob()) {
-                Ok(blob) => files.push((format!("{parent}{name}"), blob.content().to_vec())),
-                Err(e) => {
-                    failure = Some(git_error(e));
-                    return git2::TreeWalkResult::Abort;
-                }
-            }
+            blobs.push((format!("{parent}{name}"), entry.id()));
         }
         git2::TreeWalkResult::Ok
     })
-    .map_err(|e| failure.take().unwrap_or_else(|| git_error(e)))?;
-    files.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(files)
+    .map_err(git_error)?;
+    blobs.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(blobs)
 }
 
 /// The folder `dir` of the repository at `path` on `rev`: its tree id first, then (unless it
@@ -95,39 +100,13 @@ pub(crate) fn read_folder(
     }
     let mut files: Files = Vec::new();
     let mut bytes = 0u64;
-    let mut failure = None;
-    folder
-        .walk(git2::TreeWalkMode::PreOrder, |parent, entry| {
-            let name = entry.name().unwrap_or("");
-            if name.starts_with('.') {
-                return git2::TreeWalkResult::Skip;
-            }
-            if entry.kind() != Some(ObjectType::Blob) {
-                return git2::TreeWalkResult::Ok;
-            }
-            let read = entry
-                .to_object(repo)
-                .and_then(|o| o.peel_to_blob())
-                .map_err(git_error)
-                .and_then(|blob| {
-                    bytes += blob.size() as u64;
-                    limits.check_files(dir, files.len() + 1)?;
-                    limits.check_bytes(dir, bytes)?;
-                    Ok(blob.content().to_vec())
-                });
-            match read {
-                Ok(content) => {
-                    files.push((format!("{parent}{name}"), content));
-                    git2::TreeWalkResult::Ok
-                }
-                Err(e) => {
-                    failure = Some(e);
-                    git2::TreeWalkResult::Abort
-                }
-            }
-        })
-        .map_err(|e| failure.take().unwrap_or_else(|| git_error(e)))?;
-    files.sort_by(|a, b| a.0.cmp(&b.0));
+    for (path, id) in tree_blobs(&folder)? {
+        let blob = repo.find_blob(id).map_err(git_error)?;
+        bytes += blob.size() as u64;
+        limits.check_files(dir, files.len() + 1)?;
+        limits.check_bytes(dir, bytes)?;
+        files.push((path, blob.content().to_vec()));
+    }
     Ok(DirRead {
         tree,
         files: Some(files),
