@@ -172,6 +172,8 @@ struct Index<'a> {
     refs: Vec<Ref<'a>>,
     /// id -> index of its first entry, per kind.
     by_id: [HashMap<&'a str, usize>; KINDS],
+    /// Whether some id of the kind is given more than once.
+    repeated: [bool; KINDS],
 }
 
 fn pos(file: usize, sp: Option<&Spanned<String>>) -> Pos {
@@ -188,7 +190,9 @@ impl<'a> Index<'a> {
             entries: Default::default(),
             refs: Vec::new(),
             by_id: Default::default(),
+            repeated: [false; KINDS],
         };
+        ix.reserve(files);
         for (f, pf) in files.iter().enumerate() {
             let (c, sh) = (&pf.file, &pf.shadow);
             for (i, s) in c.sites.iter().enumerate() {
@@ -352,12 +356,36 @@ impl<'a> Index<'a> {
         ix
     }
 
+    /// Sizes the lists and maps for the entries of `files`, so that building the index of a
+    /// large catalog does not grow them step by step.
+    fn reserve(&mut self, files: &[ParsedFile<'_>]) {
+        let mut counts = [0usize; KINDS];
+        for pf in files {
+            let c = &pf.file;
+            counts[Kind::Site as usize] += c.sites.len();
+            counts[Kind::HostGroup as usize] +=
+                c.sites.iter().map(|s| s.host_groups.len()).sum::<usize>();
+            counts[Kind::Host as usize] += c.hosts.len();
+            counts[Kind::Layer as usize] += c.layers.len();
+            counts[Kind::Item as usize] += c.items.len();
+            counts[Kind::Decision as usize] += c.decisions.len();
+            counts[Kind::Task as usize] += c.tasks.len();
+            counts[Kind::Phase as usize] += c.phases.len();
+        }
+        for (k, &n) in counts.iter().enumerate() {
+            self.entries[k].reserve_exact(n);
+            self.by_id[k].reserve(n);
+        }
+    }
+
     /// Records an entry and returns its index in its kind's list.
     fn entry(&mut self, kind: Kind, id: &'a str, at: Pos) -> usize {
         let list = &mut self.entries[kind as usize];
         let n = list.len();
         list.push(Entry { id, at });
-        self.by_id[kind as usize].entry(id).or_insert(n);
+        if *self.by_id[kind as usize].entry(id).or_insert(n) != n {
+            self.repeated[kind as usize] = true;
+        }
         n
     }
 
@@ -506,8 +534,7 @@ fn check_ids(ix: &Index<'_>, out: &mut Vec<Diagnostic>) {
         Kind::Phase,
     ] {
         let entries = &ix.entries[kind as usize];
-        let mut groups: HashMap<&str, Vec<usize>> = HashMap::default();
-        for (i, e) in entries.iter().enumerate() {
+        for e in entries {
             if !is_valid_id(e.id) {
                 out.push(ix.diag(
                     e.at,
@@ -519,34 +546,45 @@ fn check_ids(ix: &Index<'_>, out: &mut Vec<Diagnostic>) {
                     ),
                 ));
             }
-            groups.entry(e.id).or_default().push(i);
         }
-        for (i, e) in entries.iter().enumerate() {
-            let group = &groups[e.id];
-            if group.len() < 2 {
-                continue;
-            }
-            // Bounded: a file repeating one id thousands of times must not cost quadratic time.
-            const LISTED: usize = 3;
-            let mut others: Vec<String> = group
-                .iter()
-                .filter(|&&j| j != i)
-                .take(LISTED)
-                .map(|&j| ix.place(entries[j].at))
-                .collect();
-            if group.len() - 1 > LISTED {
-                others.push(format!("{} more", group.len() - 1 - LISTED));
-            }
-            out.push(ix.diag(
-                e.at,
-                format!(
-                    "duplicate {} id `{}` (also at {})",
-                    kind.name(),
-                    e.id,
-                    others.join(", ")
-                ),
-            ));
+        if ix.repeated[kind as usize] {
+            check_repeated(ix, kind, out);
         }
+    }
+}
+
+/// Reports each entry of `kind` whose id another entry of the kind also has.
+fn check_repeated(ix: &Index<'_>, kind: Kind, out: &mut Vec<Diagnostic>) {
+    let entries = &ix.entries[kind as usize];
+    let mut groups: HashMap<&str, Vec<usize>> = HashMap::default();
+    for (i, e) in entries.iter().enumerate() {
+        groups.entry(e.id).or_default().push(i);
+    }
+    for (i, e) in entries.iter().enumerate() {
+        let group = &groups[e.id];
+        if group.len() < 2 {
+            continue;
+        }
+        // Bounded: a file repeating one id thousands of times must not cost quadratic time.
+        const LISTED: usize = 3;
+        let mut others: Vec<String> = group
+            .iter()
+            .filter(|&&j| j != i)
+            .take(LISTED)
+            .map(|&j| ix.place(entries[j].at))
+            .collect();
+        if group.len() - 1 > LISTED {
+            others.push(format!("{} more", group.len() - 1 - LISTED));
+        }
+        out.push(ix.diag(
+            e.at,
+            format!(
+                "duplicate {} id `{}` (also at {})",
+                kind.name(),
+                e.id,
+                others.join(", ")
+            ),
+        ));
     }
 }
 
