@@ -2,17 +2,24 @@
 //! the next, and how many items were in each state at every revision (the burn-up).
 //!
 //! Pure: the caller reads the revisions (from git, oldest first) and hands each one's item
-//! states, or the reason it did not load, to a [`HistoryBuilder`]. The builder can be kept
-//! and fed more revisions later, so a history is extended when the branch moves forward
-//! instead of being computed again.
+//! states, file by file, or the reason it did not load, to a [`HistoryBuilder`]. The builder
+//! can be kept and fed more revisions later, so a history is extended when the branch moves
+//! forward instead of being computed again.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 use crate::model::State;
 use crate::snapshot::StateCounts;
+
+/// The state of each item of one catalog file, in the file's order.
+///
+/// A file that a revision keeps unchanged from the one before is handed to the
+/// [`HistoryBuilder`] as the same allocation (a clone of the `Arc`): the builder then knows,
+/// without reading them, that its items did not change.
+pub type FileStates = Arc<[(String, State)]>;
 
 /// A revision of the catalog: the commit that made it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -139,8 +146,13 @@ impl NoHistory {
 #[derive(Debug, Clone, Default)]
 pub struct HistoryBuilder {
     history: Arc<CatalogHistory>,
-    /// Item states of the last revision that loaded.
-    last: BTreeMap<String, State>,
+    /// The files of the last revision that loaded.
+    last: Vec<FileStates>,
+}
+
+/// Identity of a file's states: the address of its shared allocation.
+fn identity(file: &FileStates) -> usize {
+    Arc::as_ptr(file).cast::<()>() as usize
 }
 
 impl HistoryBuilder {
@@ -149,12 +161,16 @@ impl HistoryBuilder {
         Self::default()
     }
 
-    /// A revision whose catalog loaded, with its item states: records what changed since the
-    /// last revision that loaded, and a burn-up point.
-    pub fn revision(&mut self, revision: &Revision, states: BTreeMap<String, State>) {
+    /// A revision whose catalog loaded, with the item states of each of its files (every id
+    /// once, as a catalog that loaded has it): records what changed since the last revision
+    /// that loaded, and a burn-up point.
+    ///
+    /// Only the files that are not the last revision's own allocations are read for changes:
+    /// an item of a file kept as it was is in no other file of either revision, so its state
+    /// is the same in both.
+    pub fn revision(&mut self, revision: &Revision, files: Vec<FileStates>) {
         let history = Arc::make_mut(&mut self.history);
         let revision = Arc::new(revision.clone());
-        let mut counts = StateCounts::default();
         let mut push = |id: &str, from: Option<State>, to: Option<State>| {
             let change = StateChange {
                 from,
@@ -168,17 +184,28 @@ impl HistoryBuilder {
                 }
             }
         };
-        for (id, &to) in &states {
-            counts.add(to);
-            let from = self.last.get(id).copied();
-            if from != Some(to) {
-                push(id, from, Some(to));
+        let kept: HashSet<usize> = files.iter().map(identity).collect();
+        let was: HashSet<usize> = self.last.iter().map(identity).collect();
+        // The states before of the items of the files that went or changed.
+        let mut before: HashMap<&str, State> = HashMap::new();
+        for file in self.last.iter().filter(|f| !kept.contains(&identity(f))) {
+            before.extend(file.iter().map(|(id, state)| (id.as_str(), *state)));
+        }
+        let mut counts = StateCounts::default();
+        for file in &files {
+            let new = !was.contains(&identity(file));
+            for (id, to) in file.iter() {
+                counts.add(*to);
+                if new {
+                    let from = before.remove(id.as_str());
+                    if from != Some(*to) {
+                        push(id, from, Some(*to));
+                    }
+                }
             }
         }
-        for (id, &from) in &self.last {
-            if !states.contains_key(id) {
-                push(id, Some(from), None);
-            }
+        for (id, from) in before {
+            push(id, Some(from), None);
         }
         history.burnup.push(BurnupPoint {
             date: revision.date.clone(),
@@ -187,7 +214,7 @@ impl HistoryBuilder {
             declared: counts.declared,
             desired: counts.desired,
         });
-        self.last = states;
+        self.last = files;
     }
 
     /// A revision whose catalog did not load: recorded as skipped; the next revision that
@@ -228,8 +255,24 @@ mod tests {
         }
     }
 
-    fn states(pairs: &[(&str, State)]) -> BTreeMap<String, State> {
+    /// A revision of one file holding `pairs`.
+    fn states(pairs: &[(&str, State)]) -> Vec<FileStates> {
+        vec![file(pairs)]
+    }
+
+    fn file(pairs: &[(&str, State)]) -> FileStates {
         pairs.iter().map(|(i, s)| ((*i).to_owned(), *s)).collect()
+    }
+
+    /// Each item's changes as (from, to, revision summary), by id.
+    fn changes(h: &CatalogHistory) -> Vec<(&str, Option<State>, Option<State>, &str)> {
+        h.changes
+            .iter()
+            .flat_map(|(id, cs)| {
+                cs.iter()
+                    .map(move |c| (id.as_str(), c.from, c.to, c.revision.summary.as_str()))
+            })
+            .collect()
     }
 
     #[test]
@@ -300,6 +343,71 @@ mod tests {
         assert!(
             Arc::ptr_eq(&after.item("a")[1].revision, &after.item("b")[0].revision),
             "one revision, shared by the changes it made"
+        );
+    }
+
+    #[test]
+    fn only_the_files_that_changed_are_compared_and_an_item_may_move_between_files() {
+        use State::{Declared, Desired, Validated};
+        let mut b = HistoryBuilder::new();
+        let kept = file(&[("k", Desired)]);
+        let (moves, leaves) = (file(&[("m", Desired), ("x", Declared)]), file(&[]));
+
+        b.revision(&rev(1), vec![Arc::clone(&kept), moves]);
+        // `m` moves to a new file unchanged, `x` goes; `kept` is the same allocation.
+        b.revision(
+            &rev(2),
+            vec![Arc::clone(&kept), file(&[("m", Desired)]), leaves],
+        );
+        // `m` moves again and is validated; `n` appears; the empty file goes.
+        let moved = file(&[("m", Validated), ("n", Declared)]);
+        b.revision(&rev(3), vec![Arc::clone(&kept), moved]);
+        // `kept`'s contents read again (a new allocation) with a new state for `k`.
+        b.revision(
+            &rev(4),
+            vec![file(&[("k", Declared)]), file(&[("n", Declared)])],
+        );
+        let h = b.history(None);
+
+        assert_eq!(
+            changes(&h),
+            [
+                ("k", None, Some(Desired), "step 1"),
+                ("k", Some(Desired), Some(Declared), "step 4"),
+                ("m", None, Some(Desired), "step 1"),
+                ("m", Some(Desired), Some(Validated), "step 3"),
+                ("m", Some(Validated), None, "step 4"),
+                ("n", None, Some(Declared), "step 3"),
+                ("x", None, Some(Declared), "step 1"),
+                ("x", Some(Declared), None, "step 2"),
+            ]
+        );
+        let totals: Vec<(u32, u32, u32)> = h
+            .burnup
+            .iter()
+            .map(|p| (p.validated, p.declared, p.desired))
+            .collect();
+        assert_eq!(totals, [(0, 1, 2), (0, 0, 2), (1, 1, 1), (0, 2, 0)]);
+    }
+
+    #[test]
+    fn a_file_unchanged_across_a_broken_revision_is_compared_with_the_last_good_one() {
+        use State::{Declared, Desired};
+        let mut b = HistoryBuilder::new();
+        let same = file(&[("a", Desired)]);
+
+        b.revision(&rev(1), vec![Arc::clone(&same), file(&[("b", Desired)])]);
+        b.broken(&rev(2), "b.yaml:1:1: not YAML".to_owned());
+        b.revision(&rev(3), vec![same, file(&[("b", Declared)])]);
+        let h = b.history(None);
+
+        assert_eq!(
+            changes(&h),
+            [
+                ("a", None, Some(Desired), "step 1"),
+                ("b", None, Some(Desired), "step 1"),
+                ("b", Some(Desired), Some(Declared), "step 3"),
+            ]
         );
     }
 

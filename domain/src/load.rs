@@ -6,7 +6,7 @@
 //! YAML alias expansion and nesting stay under serde-saphyr's default budget, and no input
 //! makes the loader panic.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::fs;
 use std::hash::Hash;
 use std::io::Read;
@@ -17,7 +17,8 @@ use serde_saphyr::MessageFormatter;
 use sha2::{Digest, Sha256};
 
 use crate::diagnostic::{Diagnostic, Diagnostics};
-use crate::model::{Catalog, CatalogFile, State};
+use crate::history::FileStates;
+use crate::model::{Catalog, CatalogFile};
 use crate::snapshot::Snapshot;
 use crate::validate::{ParsedFile, Shadow, validate};
 
@@ -373,7 +374,7 @@ fn check<'a>(
 /// revisions is each file of the last one, its contents and what its parse gave.
 #[derive(Debug)]
 pub struct RevisionLoader<K> {
-    files: HashMap<(String, K), Known>,
+    files: HashMap<(String, K), Arc<Known>>,
 }
 
 /// A file of the last revision.
@@ -381,6 +382,36 @@ pub struct RevisionLoader<K> {
 struct Known {
     bytes: Vec<u8>,
     parsed: Result<Arc<CatalogFile>, Diagnostic>,
+    /// Its items' states, once, so that every revision holding the file unchanged hands the
+    /// history the same allocation.
+    states: Option<FileStates>,
+}
+
+/// A revision whose files are read and parsed, to be checked as a whole.
+struct Prepared {
+    /// Each file, in path order.
+    files: Vec<(String, Arc<Known>)>,
+    /// Files that could not be read.
+    diags: Vec<Diagnostic>,
+}
+
+impl Prepared {
+    /// What [`load_bytes`] would say of the revision: its item states by file, or its problems.
+    fn check(&self) -> Result<Vec<FileStates>, Diagnostics> {
+        let paths: Vec<(&str, &[u8])> = self
+            .files
+            .iter()
+            .map(|(p, k)| (p.as_str(), k.bytes.as_slice()))
+            .collect();
+        let diags = self.diags.clone();
+        check(&paths, diags, ".", |k| self.files[k].1.parsed.clone())?;
+        // It loaded, so every file parsed.
+        Ok(self
+            .files
+            .iter()
+            .filter_map(|(_, k)| k.states.clone())
+            .collect())
+    }
 }
 
 impl<K> Default for RevisionLoader<K> {
@@ -397,14 +428,43 @@ impl<K: Clone + Eq + Hash + Send + Sync> RevisionLoader<K> {
         Self::default()
     }
 
-    /// Every item's state in the revision made of `files` (path and contents key; only the
-    /// catalog's files, see [`is_catalog_path`]), or why it does not load. `read` gives the
-    /// contents of a file the loader does not know, or why they cannot be read.
+    /// The item states of each file of the revision made of `files` (path and contents key;
+    /// only the catalog's files, see [`is_catalog_path`]), in path order, or why it does not
+    /// load. `read` gives the contents of a file the loader does not know, or why they cannot
+    /// be read. A file the revision before had too comes back as the same allocation
+    /// ([`FileStates`]).
     pub fn item_states(
         &mut self,
         files: Vec<(String, K)>,
+        read: impl FnMut(&K) -> Result<Vec<u8>, String>,
+    ) -> Result<Vec<FileStates>, Diagnostics> {
+        self.prepare(files, read).check()
+    }
+
+    /// [`Self::item_states`] of successive revisions, given oldest first, in their order.
+    ///
+    /// The revisions are read and parsed one after the other, then each is checked whole on
+    /// up to as many threads as the machine has cores: checking a large catalog costs far
+    /// more than reading the file or two a revision changes. The files of every revision
+    /// given are held until all are checked.
+    pub fn item_states_each(
+        &mut self,
+        revisions: Vec<Vec<(String, K)>>,
         mut read: impl FnMut(&K) -> Result<Vec<u8>, String>,
-    ) -> Result<BTreeMap<String, State>, Diagnostics> {
+    ) -> Vec<Result<Vec<FileStates>, Diagnostics>> {
+        let prepared: Vec<Prepared> = revisions
+            .into_iter()
+            .map(|files| self.prepare(files, &mut read))
+            .collect();
+        parallel_map(&prepared, Prepared::check)
+    }
+
+    /// Reads and parses the files of a revision that the revision before did not have.
+    fn prepare(
+        &mut self,
+        files: Vec<(String, K)>,
+        mut read: impl FnMut(&K) -> Result<Vec<u8>, String>,
+    ) -> Prepared {
         let mut previous = std::mem::take(&mut self.files);
         let mut diags = Vec::new();
         let mut fresh = Vec::new();
@@ -429,24 +489,26 @@ impl<K: Clone + Eq + Hash + Send + Sync> RevisionLoader<K> {
             }
         });
         for ((name, bytes), parsed) in fresh.into_iter().zip(parsed) {
-            self.files.insert(name, Known { bytes, parsed });
+            let states = parsed.as_ref().ok().map(|file| {
+                file.items
+                    .iter()
+                    .map(|item| (item.id.clone(), item.state))
+                    .collect()
+            });
+            let known = Known {
+                bytes,
+                parsed,
+                states,
+            };
+            self.files.insert(name, Arc::new(known));
         }
-        let mut known: Vec<(&str, &Known)> = self
+        let mut files: Vec<(String, Arc<Known>)> = self
             .files
             .iter()
-            .map(|((path, _), known)| (path.as_str(), known))
+            .map(|((path, _), known)| (path.clone(), Arc::clone(known)))
             .collect();
-        known.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        let paths: Vec<(&str, &[u8])> = known
-            .iter()
-            .map(|&(p, k)| (p, k.bytes.as_slice()))
-            .collect();
-        let parsed = check(&paths, diags, ".", |k| known[k].1.parsed.clone())?;
-        Ok(parsed
-            .iter()
-            .flat_map(|pf| pf.file.items.iter())
-            .map(|item| (item.id.clone(), item.state))
-            .collect())
+        files.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        Prepared { files, diags }
     }
 }
 

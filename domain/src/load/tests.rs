@@ -1,3 +1,4 @@
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::*;
@@ -899,6 +900,7 @@ fn loading_revisions_one_after_another_says_what_loading_each_whole_says_and_rea
     ];
     let mut loader = RevisionLoader::new();
     let mut reads = Vec::new();
+    let mut loaded = Vec::new();
 
     for files in &revisions {
         let keyed = files.iter().map(|(p, c)| (p.clone(), c.clone())).collect();
@@ -914,6 +916,13 @@ fn loading_revisions_one_after_another_says_what_loading_each_whole_says_and_rea
                 .collect::<BTreeMap<_, _>>()
         });
 
+        let incremental = incremental.map(|by_file| {
+            loaded.push(by_file.clone());
+            by_file
+                .iter()
+                .flat_map(|f| f.iter().cloned())
+                .collect::<BTreeMap<_, _>>()
+        });
         match (&incremental, &whole) {
             (Ok(i), Ok(w)) => assert_eq!(i, w),
             (Err(i), Err(w)) => assert_eq!(
@@ -928,7 +937,8 @@ fn loading_revisions_one_after_another_says_what_loading_each_whole_says_and_rea
             let keyed = revisions[k].clone();
             RevisionLoader::new()
                 .item_states(keyed, |c: &String| Ok(c.clone().into_bytes()))
-                .unwrap()["a"]
+                .unwrap()[0][0]
+                .1
         })
         .to_vec();
     assert_eq!(states, [State::Desired, State::Declared]);
@@ -936,6 +946,64 @@ fn loading_revisions_one_after_another_says_what_loading_each_whole_says_and_rea
     // at `base.yaml` once (revisions 1 to 5), and again after the revision without it.
     assert_eq!(reads.iter().filter(|c| c.as_str() == BASE).count(), 1);
     assert_eq!(reads.iter().filter(|c| **c == a_declared).count(), 4);
+    // In path order (`a.yaml`, `base.yaml`): the file kept from the first revision to the
+    // second is handed over as the same allocation, the changed one as a new one.
+    assert!(Arc::ptr_eq(&loaded[0][1], &loaded[1][1]));
+    assert!(!Arc::ptr_eq(&loaded[0][0], &loaded[1][0]));
+}
+
+#[test]
+fn revisions_checked_side_by_side_say_what_they_say_one_by_one_and_read_each_file_as_often() {
+    let a = |state| item("a", state);
+    let dangling = "items:\n  - id: b\n    name: b\n    kind: component\n    layer: l0\n    state: desired\n    depends_on: [ghost]\n";
+    let revisions: Vec<Vec<(String, String)>> = [
+        vec![("base.yaml", BASE), ("a.yaml", &a("desired"))],
+        vec![("base.yaml", BASE), ("a.yaml", &a("declared"))],
+        vec![("base.yaml", BASE), ("a.yaml", "items: [\n")],
+        vec![
+            ("base.yaml", BASE),
+            ("a.yaml", &a("declared")),
+            ("b.yaml", dangling),
+        ],
+        vec![("base.yaml", BASE), ("a.yaml", &a("validated"))],
+        vec![],
+    ]
+    .iter()
+    .map(|r| revision(r))
+    .collect();
+    let said = |r: &Result<Vec<FileStates>, Diagnostics>| match r {
+        Ok(files) => Ok(files.iter().map(|f| f.to_vec()).collect::<Vec<_>>()),
+        Err(d) => Err(d.iter().map(ToString::to_string).collect::<Vec<_>>()),
+    };
+    let (mut one_by_one, mut side_by_side) = (RevisionLoader::new(), RevisionLoader::new());
+    let (mut reads_one, mut reads_side) = (0, 0);
+
+    let each: Vec<_> = revisions
+        .iter()
+        .map(|files| {
+            one_by_one.item_states(files.clone(), |c: &String| {
+                reads_one += 1;
+                Ok(c.clone().into_bytes())
+            })
+        })
+        .collect();
+    let together = side_by_side.item_states_each(revisions.clone(), |c: &String| {
+        reads_side += 1;
+        Ok(c.clone().into_bytes())
+    });
+
+    assert_eq!(
+        each.iter().map(said).collect::<Vec<_>>(),
+        together.iter().map(said).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        together.iter().map(Result::is_ok).collect::<Vec<_>>(),
+        [true, true, false, false, true, false]
+    );
+    assert_eq!(reads_one, reads_side);
+    // `base.yaml` is one allocation in every revision that loaded.
+    let loaded: Vec<&Vec<FileStates>> = together.iter().flatten().collect();
+    assert!(Arc::ptr_eq(&loaded[0][1], &loaded[2][1]));
 }
 
 #[test]

@@ -444,26 +444,21 @@ mod tests {
 
     #[test]
     fn recent_changes_are_the_newest_state_changes_first_and_skip_removals() {
-        use std::collections::BTreeMap;
-
+        let file = |pairs: &[(&str, State)]| -> mirante_domain::history::FileStates {
+            pairs.iter().map(|(id, s)| ((*id).to_owned(), *s)).collect()
+        };
         let mut builder = mirante_domain::history::HistoryBuilder::new();
         builder.revision(
             &revision("c1", "2026-08-01T10:00:00+00:00"),
-            BTreeMap::from([
-                ("a".to_owned(), State::Desired),
-                ("b".to_owned(), State::Desired),
-            ]),
+            vec![file(&[("a", State::Desired), ("b", State::Desired)])],
         );
         builder.revision(
             &revision("c2", "2026-09-01T10:00:00+00:00"),
-            BTreeMap::from([
-                ("a".to_owned(), State::Declared),
-                ("b".to_owned(), State::Desired),
-            ]),
+            vec![file(&[("a", State::Declared), ("b", State::Desired)])],
         );
         builder.revision(
             &revision("c3", "2026-10-01T10:00:00+00:00"),
-            BTreeMap::from([("a".to_owned(), State::Validated)]),
+            vec![file(&[("a", State::Validated)])],
         );
         let history = builder.history(Some("c3".to_owned()));
         let snapshot = Snapshot::new(Default::default(), String::new(), None);

@@ -13,7 +13,6 @@
 //! Git work is blocking: callers run [`HistoryCache::get`] on the blocking pool.
 
 use std::{
-    collections::BTreeMap,
     path::Path,
     sync::{Arc, Mutex, PoisonError},
 };
@@ -21,8 +20,8 @@ use std::{
 use chrono::DateTime;
 use git2::{ObjectType, Oid, Repository};
 use mirante_domain::{
-    State,
-    history::{CatalogHistory, HistoryBuilder, NoHistory, Revision},
+    Diagnostics,
+    history::{CatalogHistory, FileStates, HistoryBuilder, NoHistory, Revision},
     load::{self, RevisionLoader},
 };
 
@@ -142,8 +141,8 @@ fn compute(
     if truncated {
         builder.truncated();
     }
-    // The files of the last revision read, parsed; dropped with the walk.
-    let mut loader = RevisionLoader::new();
+    // The revisions: each commit whose catalog folder differs from the one before it.
+    let mut revisions = Vec::new();
     for id in chain.iter().rev() {
         let commit = repo.find_commit(*id)?;
         let catalog = catalog_tree(&commit, dir)?;
@@ -151,17 +150,24 @@ fn compute(
             continue;
         }
         tree = catalog;
-        let revision = revision_of(&commit);
-        match catalog {
-            None => builder.revision(&revision, Default::default()),
-            Some(tree_id) => match load_tree(&repo, tree_id, &mut loader) {
-                Ok(states) => builder.revision(&revision, states),
-                Err(error) => builder.broken(&revision, error),
-            },
+        revisions.push((revision_of(&commit), catalog));
+    }
+    // The files of the last revision read, parsed; dropped with the walk.
+    let mut loader = RevisionLoader::new();
+    for window in revisions.chunks(WINDOW) {
+        for ((revision, _), loaded) in window.iter().zip(load_trees(&repo, window, &mut loader)) {
+            match loaded {
+                Ok(files) => builder.revision(revision, files),
+                Err(error) => builder.broken(revision, error),
+            }
         }
     }
     Ok(Some(Cached { tip, tree, builder }))
 }
+
+/// Revisions whose catalogs are read and parsed one after the other, then checked side by
+/// side ([`RevisionLoader::item_states_each`]); bounds the files held at once.
+const WINDOW: usize = 16;
 
 /// The id of the catalog folder's tree in `commit`, if it has one.
 fn catalog_tree(commit: &git2::Commit<'_>, dir: &str) -> Result<Option<Oid>, git2::Error> {
@@ -176,38 +182,80 @@ fn catalog_tree(commit: &git2::Commit<'_>, dir: &str) -> Result<Option<Oid>, git
         .map(|e| e.id()))
 }
 
-/// Loads the catalog held in a tree as the catalog source does, into item states; the
-/// loader's first problem (and how many there were) when it does not load. Only the blobs
+/// Loads the catalog of each revision (the catalog folder's tree, none when the commit has
+/// no such folder) as the catalog source does, into item states by file; the loader's first
+/// problem (and how many there were) for a revision that does not load. Only the blobs
 /// `loader` did not see in the revision before are read.
-fn load_tree(
+fn load_trees(
     repo: &Repository,
-    tree_id: Oid,
+    revisions: &[(Revision, Option<Oid>)],
     loader: &mut RevisionLoader<Oid>,
-) -> Result<BTreeMap<String, State>, String> {
-    let tree = repo
-        .find_tree(tree_id)
-        .map_err(|e| e.message().to_owned())?;
-    let files = tree_blobs(&tree)
-        .map_err(|e| e.to_string())?
-        .into_iter()
-        .filter(|(path, _)| load::is_catalog_path(path))
+) -> Vec<Result<Vec<FileStates>, String>> {
+    // What each revision's tree holds; the files of those that list go to the loader.
+    let mut to_load = Vec::new();
+    let listed: Vec<Listing> = revisions
+        .iter()
+        .map(|(_, tree)| match tree.map(|id| catalog_files(repo, id)) {
+            None => Listing::Absent,
+            Some(Err(error)) => Listing::Unlisted(error),
+            Some(Ok(files)) => {
+                to_load.push(files);
+                Listing::Files
+            }
+        })
         .collect();
     let read = |id: &Oid| {
         repo.find_blob(*id)
             .map(|blob| blob.content().to_vec())
             .map_err(|e| format!("cannot read: {}", e.message()))
     };
-    loader.item_states(files, read).map_err(|diagnostics| {
-        let first = diagnostics
-            .iter()
-            .next()
-            .map(ToString::to_string)
-            .unwrap_or_else(|| "the catalog does not load".to_owned());
-        match diagnostics.len() {
-            0 | 1 => first,
-            n => format!("{first} (and {} more problems)", n - 1),
-        }
-    })
+    let mut loaded = loader.item_states_each(to_load, read).into_iter();
+    listed
+        .into_iter()
+        .map(|listing| match listing {
+            Listing::Absent => Ok(Vec::new()),
+            Listing::Unlisted(error) => Err(error),
+            Listing::Files => loaded
+                .next()
+                .unwrap_or_else(|| Err(Diagnostics::default()))
+                .map_err(first_problem),
+        })
+        .collect()
+}
+
+/// What a revision's catalog folder holds, as far as its tree is read.
+enum Listing {
+    /// No catalog folder: a catalog of nothing.
+    Absent,
+    /// The folder's tree could not be read.
+    Unlisted(String),
+    /// Catalog files, handed to the loader.
+    Files,
+}
+
+/// The catalog's files in a tree: path and blob id.
+fn catalog_files(repo: &Repository, tree_id: Oid) -> Result<Vec<(String, Oid)>, String> {
+    let tree = repo
+        .find_tree(tree_id)
+        .map_err(|e| e.message().to_owned())?;
+    Ok(tree_blobs(&tree)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .filter(|(path, _)| load::is_catalog_path(path))
+        .collect())
+}
+
+/// The first problem of a revision that does not load, and how many more there were.
+fn first_problem(diagnostics: Diagnostics) -> String {
+    let first = diagnostics
+        .iter()
+        .next()
+        .map(ToString::to_string)
+        .unwrap_or_else(|| "the catalog does not load".to_owned());
+    match diagnostics.len() {
+        0 | 1 => first,
+        n => format!("{first} (and {} more problems)", n - 1),
+    }
 }
 
 fn revision_of(commit: &git2::Commit<'_>) -> Revision {
@@ -227,6 +275,7 @@ mod tests {
     use std::path::PathBuf;
 
     use git2::{Signature, Time};
+    use mirante_domain::State;
 
     use super::*;
 
@@ -477,6 +526,60 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn a_history_longer_than_the_revisions_checked_together_is_read_in_commit_order() {
+        let mut repo = Repo::new();
+        let states = [
+            ("desired", State::Desired),
+            ("declared", State::Declared),
+            ("validated", State::Validated),
+        ];
+        let (no_folder, broken) = (WINDOW, WINDOW + 3);
+        let commits = 2 * WINDOW + 5;
+        let mut expected = Vec::new();
+        let mut last = None;
+        for k in 0..commits {
+            let summary = format!("Step {k}");
+            if k == no_folder {
+                repo.commit(&summary, &[("README.md", "# devops\n")]);
+                if let Some(from) = last.take() {
+                    expected.push((Some(from), None, summary));
+                }
+                continue;
+            }
+            let (name, state) = if k == broken {
+                ("wished", State::Desired)
+            } else {
+                states[k % 3]
+            };
+            let file = items(&[("a", name)]);
+            repo.commit(
+                &summary,
+                &[("catalog/l.yaml", LAYERS), ("catalog/i.yaml", &file)],
+            );
+            if k != broken && last != Some(state) {
+                expected.push((last, Some(state), summary));
+                last = Some(state);
+            }
+        }
+
+        let h = repo.cache().get().unwrap();
+
+        assert_eq!(steps(&h, "a"), expected);
+        assert_eq!(
+            h.burnup.len(),
+            commits - 1,
+            "every commit but the broken one"
+        );
+        assert_eq!(h.burnup[no_folder].total(), 0);
+        let skipped: Vec<&str> = h
+            .skipped
+            .iter()
+            .map(|s| s.revision.summary.as_str())
+            .collect();
+        assert_eq!(skipped, [format!("Step {broken}")]);
     }
 
     #[test]
