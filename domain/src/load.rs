@@ -241,7 +241,7 @@ fn load_inner(
         .iter()
         .map(|(p, c)| (p.as_str(), c.as_slice()))
         .collect();
-    let parsed = check(&sorted, diags, root, |k| {
+    let parsed = check(&sorted, diags, root, Parse::Parallel, |k| {
         let (path, bytes) = sorted[k];
         parse_file(path, bytes).map(Arc::new)
     })?;
@@ -255,14 +255,15 @@ fn load_inner(
 }
 
 /// The load itself, on files sorted by path: screens them (duplicates, sizes, counts),
-/// parses each one that passes with `parse` (given its index in `files`; in parallel), and
-/// validates the whole. `diags`
+/// parses each one that passes with `parse` (given its index in `files`; in parallel when
+/// `Parse::Parallel`), and validates the whole. `diags`
 /// are problems already met (files that could not be read): they are reported with the rest,
 /// and they turn the cross-file checks off.
 fn check<'a>(
     files: &[(&'a str, &'a [u8])],
     mut diags: Vec<Diagnostic>,
     root: &str,
+    how: Parse,
     parse: impl Fn(usize) -> Result<Arc<CatalogFile>, Diagnostic> + Sync,
 ) -> Result<Vec<ParsedFile<'a>>, Diagnostics> {
     if files.is_empty() && diags.is_empty() {
@@ -316,7 +317,10 @@ fn check<'a>(
         to_parse.push((k, path, bytes));
     }
     let mut parsed = Vec::with_capacity(to_parse.len());
-    let results = parallel_map(&to_parse, |&(k, _, _)| parse(k));
+    let results = match how {
+        Parse::Parallel => parallel_map(&to_parse, |&(k, _, _)| parse(k)),
+        Parse::InTurn => to_parse.iter().map(|&(k, _, _)| parse(k)).collect(),
+    };
     for (&(_, path, source), result) in to_parse.iter().zip(results) {
         match result {
             Ok(file) => parsed.push(ParsedFile {
@@ -365,6 +369,15 @@ fn check<'a>(
     Err(Diagnostics(diags))
 }
 
+/// How [`check`] runs its `parse`.
+#[derive(Clone, Copy)]
+enum Parse {
+    /// On every core: the files are parsed there.
+    Parallel,
+    /// In the caller's thread: `parse` hands over files already parsed.
+    InTurn,
+}
+
 /// Loads successive revisions of one catalog, such as the commits of a git history taken
 /// oldest first, parsing only the files that were not in the revision before.
 ///
@@ -404,7 +417,9 @@ impl Prepared {
             .map(|(p, k)| (p.as_str(), k.bytes.as_slice()))
             .collect();
         let diags = self.diags.clone();
-        check(&paths, diags, ".", |k| self.files[k].1.parsed.clone())?;
+        check(&paths, diags, ".", Parse::InTurn, |k| {
+            self.files[k].1.parsed.clone()
+        })?;
         // It loaded, so every file parsed.
         Ok(self
             .files
