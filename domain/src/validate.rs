@@ -356,34 +356,12 @@ impl<'a> Index<'a> {
         ix
     }
 
-    /// Sizes the lists and maps for the entries and references of `files`, so that building
-    /// the index of a large catalog does not grow them step by step.
+    /// Sizes the lists and maps for the entries of `files`, so that building the index of a
+    /// large catalog does not grow them step by step.
     fn reserve(&mut self, files: &[ParsedFile<'_>]) {
         let mut counts = [0usize; KINDS];
-        let mut refs = 0;
         for pf in files {
             let c = &pf.file;
-            refs += c
-                .hosts
-                .iter()
-                .map(|h| 1 + usize::from(h.group.is_some()))
-                .sum::<usize>()
-                + c.layers.iter().filter(|l| l.parent.is_some()).count()
-                + c.items
-                    .iter()
-                    .map(|i| {
-                        let one = 1 + usize::from(i.phase.is_some());
-                        one + i.sites.len() + i.hosts.len() + i.depends_on.len() + i.decisions.len()
-                    })
-                    .sum::<usize>()
-                + c.decisions
-                    .iter()
-                    .map(|d| d.layers.len() + d.items.len())
-                    .sum::<usize>()
-                + c.tasks
-                    .iter()
-                    .map(|t| 1 + t.items.len() + t.sites.len() + t.after.len())
-                    .sum::<usize>();
             counts[Kind::Site as usize] += c.sites.len();
             counts[Kind::HostGroup as usize] +=
                 c.sites.iter().map(|s| s.host_groups.len()).sum::<usize>();
@@ -398,7 +376,6 @@ impl<'a> Index<'a> {
             self.entries[k].reserve_exact(n);
             self.by_id[k].reserve(n);
         }
-        self.refs.reserve_exact(refs);
     }
 
     /// Records an entry and returns its index in its kind's list.
