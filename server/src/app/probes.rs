@@ -17,7 +17,7 @@ use chrono::{DateTime, Utc};
 use mirante_domain::{Catalog, Evidence, State, lint::LiveFailure};
 use reqwest::redirect;
 use serde::Serialize;
-use tokio::{sync::Semaphore, task::JoinSet, time::Instant};
+use tokio::{task::JoinSet, time::Instant};
 use tokio_util::sync::CancellationToken;
 use url::Url;
 use utoipa::ToSchema;
@@ -289,24 +289,28 @@ impl Checker {
 
     /// Runs every check of the catalog, at most `concurrency` at once; results in the
     /// catalog's order.
+    ///
+    /// A check is started only when one finishes, so no more than `concurrency` of them exist
+    /// at a time: a catalog with tens of thousands of probes does not hold a task for each
+    /// while it waits.
     pub(crate) async fn run(&self, catalog: &Catalog) -> Vec<CheckResult> {
-        let targets = targets(catalog, self.reads_argocd());
-        let permits = Arc::new(Semaphore::new(self.concurrency));
+        let mut targets = targets(catalog, self.reads_argocd())
+            .into_iter()
+            .enumerate();
         let mut tasks = JoinSet::new();
-        for (i, target) in targets.into_iter().enumerate() {
-            let checker = self.clone();
-            let permits = Arc::clone(&permits);
-            tasks.spawn(async move {
-                // The semaphore is never closed.
-                let _permit = permits.acquire_owned().await.ok();
-                (i, checker.check(&target).await)
-            });
-        }
-        let mut results = Vec::new();
-        while let Some(joined) = tasks.join_next().await {
-            match joined {
-                Ok(r) => results.push(r),
-                Err(error) => tracing::error!(%error, "a live check panicked"),
+        let mut results = Vec::with_capacity(targets.len());
+        loop {
+            while tasks.len() < self.concurrency {
+                let Some((i, target)) = targets.next() else {
+                    break;
+                };
+                let checker = self.clone();
+                tasks.spawn(async move { (i, checker.check(&target).await) });
+            }
+            match tasks.join_next().await {
+                Some(Ok(r)) => results.push(r),
+                Some(Err(error)) => tracing::error!(%error, "a live check panicked"),
+                None => break,
             }
         }
         results.sort_by_key(|(i, _)| *i);
