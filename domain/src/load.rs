@@ -18,7 +18,7 @@ use sha2::{Digest, Sha256};
 
 use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::history::FileStates;
-use crate::model::{Catalog, CatalogFile};
+use crate::model::{Catalog, CatalogFile, Item};
 use crate::snapshot::Snapshot;
 use crate::validate::{ParsedFile, Shadow, validate};
 
@@ -537,10 +537,13 @@ fn parse_file(path: &str, bytes: &[u8]) -> Result<CatalogFile, Diagnostic> {
         let (line, column) = line_col(&bytes[..e.valid_up_to()]);
         Diagnostic::new(path, line, column, "not valid UTF-8")
     })?;
-    serde_saphyr::from_str_with_options::<CatalogFile>(text, yaml_options()).map_err(|strict| {
-        let lenient = serde_saphyr::from_str_with_options::<Shadow>(text, yaml_options());
-        yaml_diag(path, lenient.err().as_ref().unwrap_or(&strict))
-    })
+    let mut file = serde_saphyr::from_str_with_options::<CatalogFile>(text, yaml_options())
+        .map_err(|strict| {
+            let lenient = serde_saphyr::from_str_with_options::<Shadow>(text, yaml_options());
+            yaml_diag(path, lenient.err().as_ref().unwrap_or(&strict))
+        })?;
+    file.items.iter_mut().for_each(Item::shrink_to_fit);
+    Ok(file)
 }
 
 /// `f` over every element, on up to as many threads as the machine has cores, results in the

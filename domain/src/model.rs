@@ -439,14 +439,51 @@ pub struct Item {
     #[serde(default)]
     pub gpus: Vec<Gpu>,
     /// How researchers reach it, for a Kubernetes cluster: its API, CA and OIDC sign-in.
+    /// Boxed: few items are clusters, and the item list is most of a large catalog's memory.
     #[serde(default)]
-    pub kubernetes: Option<KubernetesAccess>,
+    pub kubernetes: Option<Box<KubernetesAccess>>,
     /// Where the monorepo holds what self-service deploys to it, for a Kubernetes cluster.
     #[serde(default)]
     pub gitops: Option<Gitops>,
     /// Free labels.
     #[serde(default)]
     pub tags: Vec<String>,
+}
+
+impl Item {
+    /// Gives back what its lists reserved beyond their elements. A list read from YAML grows
+    /// by doubling, so a one-element list holds room for four; a large catalog keeps the
+    /// difference for as long as it is in force.
+    pub fn shrink_to_fit(&mut self) {
+        // Every field is named, so a new list cannot be forgotten here.
+        let Item {
+            id: _,
+            name: _,
+            kind: _,
+            layer: _,
+            sites,
+            hosts,
+            state: _,
+            qualifier: _,
+            notes: _,
+            evidence,
+            iac: _,
+            reason: _,
+            criterion: _,
+            depends_on,
+            decisions,
+            phase: _,
+            gpus,
+            kubernetes: _,
+            gitops: _,
+            tags,
+        } = self;
+        for list in [sites, hosts, depends_on, decisions, tags] {
+            list.shrink_to_fit();
+        }
+        evidence.shrink_to_fit();
+        gpus.shrink_to_fit();
+    }
 }
 
 /// How to reach a Kubernetes cluster with kubectl: its API server, the CA that signs it and the

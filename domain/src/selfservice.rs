@@ -401,7 +401,7 @@ impl CatalogContext {
                     .collect::<Vec<_>>()
                     .join(", "),
                 capacity: (total > 0).then_some(total),
-                kubernetes: item.kubernetes.clone(),
+                kubernetes: item.kubernetes.as_deref().cloned(),
                 folder: Some(
                     item.gitops
                         .as_ref()

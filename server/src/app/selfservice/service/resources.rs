@@ -130,7 +130,7 @@ impl SelfService {
                     .cluster
                     .as_deref()
                     .and_then(|c| snapshot.item(c))
-                    .and_then(|i| i.kubernetes.as_ref().map(|k| (i.id.as_str(), k)));
+                    .and_then(|i| i.kubernetes.as_deref().map(|k| (i.id.as_str(), k)));
                 r.access = files.map(|f| access_for(f, cluster));
                 // Its deployment: that of the latest merged request.
                 let row = files.and_then(|q| rows_by_request.get(&q.record.id));

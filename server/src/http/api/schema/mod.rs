@@ -75,7 +75,7 @@ mod tests {
                 model: "A5000".into(),
                 count: Some(1),
             }],
-            kubernetes: Some(KubernetesAccess {
+            kubernetes: Some(Box::new(KubernetesAccess {
                 api: "https://k".into(),
                 ca: None,
                 oidc: KubernetesOidc {
@@ -84,7 +84,7 @@ mod tests {
                     username_prefix: "oidc:".into(),
                     groups_prefix: "oidc:".into(),
                 },
-            }),
+            })),
             gitops: Some(Gitops {
                 folder: "apps/sp/k".into(),
             }),
