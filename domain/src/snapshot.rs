@@ -26,11 +26,13 @@ pub struct Snapshot {
     pub hash: String,
     /// Revision of the source (a git commit) when known.
     pub revision: Option<String>,
-    item_index: HashMap<String, usize>,
+    /// Item positions, ordered by id, for finding an item by id (a binary search) without a
+    /// second copy of every id.
+    item_index: Vec<u32>,
     layer_index: HashMap<String, usize>,
     site_index: HashMap<String, usize>,
     /// item index -> indexes of items that depend on it.
-    dependents: Vec<Vec<usize>>,
+    dependents: Rows,
     /// Items per state, in the order of `State::ALL`.
     by_state: [Bits; 3],
     /// Items per qualifier, in the order of `Qualifier::ALL`.
@@ -40,9 +42,9 @@ pub struct Snapshot {
     /// Items per layer, sub-layers included, by layer index.
     by_layer: Vec<Bits>,
     /// item index -> indexes of the tasks that name it.
-    item_tasks: Vec<Vec<u32>>,
+    item_tasks: Rows,
     /// item index -> indexes of the decisions it names or that name it, in catalog order.
-    item_decisions: Vec<Vec<u32>>,
+    item_decisions: Rows,
     /// The words of items, decisions and tasks, for searching them.
     text: CatalogText,
 }
@@ -164,16 +166,66 @@ fn order_by_layer(catalog: &mut Catalog) {
     catalog.items = keyed.into_iter().map(|(_, it)| it).collect();
 }
 
+/// A list of positions (items, tasks, decisions) for each item, in two allocations: for a large
+/// catalog, where most items have none, a list per item would cost more than the positions.
+#[derive(Debug, Clone)]
+struct Rows {
+    /// Row `i` is `positions[starts[i]..starts[i + 1]]`.
+    starts: Vec<u32>,
+    positions: Vec<u32>,
+}
+
+impl Rows {
+    /// `n` rows holding the `(row, position)` pairs, each row ascending and without repeats.
+    fn new(n: usize, pairs: impl Iterator<Item = (usize, usize)>) -> Self {
+        let narrow = |x: usize| u32::try_from(x).expect("fewer than 2^32 entries");
+        let mut pairs: Vec<(u32, u32)> = pairs.map(|(r, p)| (narrow(r), narrow(p))).collect();
+        pairs.sort_unstable();
+        pairs.dedup();
+        let mut starts = Vec::with_capacity(n + 1);
+        let mut at = 0;
+        for row in 0..n {
+            starts.push(narrow(at));
+            while pairs.get(at).is_some_and(|&(r, _)| r as usize == row) {
+                at += 1;
+            }
+        }
+        starts.push(narrow(at));
+        let mut positions: Vec<u32> = pairs.into_iter().map(|(_, p)| p).collect();
+        // Collected in place, the list would keep the pairs' allocation, twice its size.
+        positions.shrink_to_fit();
+        Rows { starts, positions }
+    }
+
+    /// The positions of row `i`, ascending.
+    fn row(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
+        let (from, to) = (self.starts[i] as usize, self.starts[i + 1] as usize);
+        self.positions[from..to].iter().map(|&p| p as usize)
+    }
+}
+
+/// The position in `items` of the item `id`, by a binary search of `index` (positions ordered
+/// by id).
+fn position(index: &[u32], items: &[Item], id: &str) -> Option<usize> {
+    index
+        .binary_search_by(|&i| items[i as usize].id.as_str().cmp(id))
+        .ok()
+        .map(|k| index[k] as usize)
+}
+
 impl Snapshot {
     /// Builds the indexes of a catalog that has passed validation.
     pub fn new(mut catalog: Catalog, hash: String, revision: Option<String>) -> Self {
         order_by_layer(&mut catalog);
-        let item_index: HashMap<String, usize> = catalog
-            .items
-            .iter()
-            .enumerate()
-            .map(|(i, it)| (it.id.clone(), i))
+        let mut item_index: Vec<u32> = (0..catalog.items.len())
+            .map(|i| u32::try_from(i).expect("fewer than 2^32 items"))
             .collect();
+        item_index.sort_unstable_by(|&a, &b| {
+            catalog.items[a as usize]
+                .id
+                .cmp(&catalog.items[b as usize].id)
+        });
+        let find = |id: &str| position(&item_index, &catalog.items, id);
         let layer_index: HashMap<String, usize> = catalog
             .layers
             .iter()
@@ -187,14 +239,15 @@ impl Snapshot {
             .map(|(i, s)| (s.id.clone(), i))
             .collect();
         let n = catalog.items.len();
-        let mut dependents = vec![Vec::new(); n];
-        for (i, item) in catalog.items.iter().enumerate() {
-            for dep in &item.depends_on {
-                if let Some(&d) = item_index.get(dep) {
-                    dependents[d].push(i);
-                }
-            }
-        }
+        let dependents = Rows::new(
+            n,
+            catalog.items.iter().enumerate().flat_map(|(i, item)| {
+                item.depends_on
+                    .iter()
+                    .filter_map(|dep| find(dep))
+                    .map(move |d| (d, i))
+            }),
+        );
         let mut by_state = std::array::from_fn(|_| Bits::empty(n));
         let mut by_qualifier = std::array::from_fn(|_| Bits::empty(n));
         let mut by_site = vec![Bits::empty(n); catalog.sites.len()];
@@ -225,39 +278,34 @@ impl Snapshot {
                 layer = catalog.layers[k].parent.as_deref();
             }
         }
-        let mut item_tasks: Vec<Vec<u32>> = vec![Vec::new(); n];
-        for (t, task) in catalog.tasks.iter().enumerate() {
-            for id in &task.items {
-                if let Some(&i) = item_index.get(id)
-                    && item_tasks[i].last() != Some(&(t as u32))
-                {
-                    item_tasks[i].push(t as u32);
-                }
-            }
-        }
+        let item_tasks = Rows::new(
+            n,
+            catalog.tasks.iter().enumerate().flat_map(|(t, task)| {
+                task.items
+                    .iter()
+                    .filter_map(|id| find(id))
+                    .map(move |i| (i, t))
+            }),
+        );
         let decision_index: HashMap<&str, usize> = catalog
             .decisions
             .iter()
             .enumerate()
             .map(|(k, d)| (d.id.as_str(), k))
             .collect();
-        let mut item_decisions: Vec<Vec<u32>> = vec![Vec::new(); n];
-        for (k, d) in catalog.decisions.iter().enumerate() {
-            for id in &d.items {
-                if let Some(&i) = item_index.get(id) {
-                    item_decisions[i].push(k as u32);
-                }
-            }
-        }
-        for (i, item) in catalog.items.iter().enumerate() {
-            for id in &item.decisions {
-                if let Some(&k) = decision_index.get(id.as_str()) {
-                    item_decisions[i].push(k as u32);
-                }
-            }
-            item_decisions[i].sort_unstable();
-            item_decisions[i].dedup();
-        }
+        let named_by_decisions = catalog.decisions.iter().enumerate().flat_map(|(k, d)| {
+            d.items
+                .iter()
+                .filter_map(|id| find(id))
+                .map(move |i| (i, k))
+        });
+        let named_by_items = catalog.items.iter().enumerate().flat_map(|(i, item)| {
+            item.decisions
+                .iter()
+                .filter_map(|id| decision_index.get(id.as_str()))
+                .map(move |&k| (i, k))
+        });
+        let item_decisions = Rows::new(n, named_by_decisions.chain(named_by_items));
         drop(decision_index);
         let text = CatalogText::build(&catalog);
         Snapshot {
@@ -290,12 +338,12 @@ impl Snapshot {
 
     /// An item by id.
     pub fn item(&self, id: &str) -> Option<&Item> {
-        self.item_index.get(id).map(|&i| &self.catalog.items[i])
+        self.item_position(id).map(|i| &self.catalog.items[i])
     }
 
     /// The position of an item in `catalog().items`.
     pub fn item_position(&self, id: &str) -> Option<usize> {
-        self.item_index.get(id).copied()
+        position(&self.item_index, &self.catalog.items, id)
     }
 
     /// A layer by id.
@@ -404,12 +452,11 @@ impl Snapshot {
 
     /// Items that depend on `id`.
     pub fn dependents(&self, id: &str) -> Vec<&Item> {
-        self.item_index
-            .get(id)
-            .map(|&i| {
-                self.dependents[i]
-                    .iter()
-                    .map(|&d| &self.catalog.items[d])
+        self.item_position(id)
+            .map(|i| {
+                self.dependents
+                    .row(i)
+                    .map(|d| &self.catalog.items[d])
                     .collect()
             })
             .unwrap_or_default()
@@ -417,12 +464,11 @@ impl Snapshot {
 
     /// Pending tasks that name the item.
     pub fn tasks_for_item(&self, id: &str) -> Vec<&Task> {
-        self.item_index
-            .get(id)
-            .map(|&i| {
-                self.item_tasks[i]
-                    .iter()
-                    .map(|&t| &self.catalog.tasks[t as usize])
+        self.item_position(id)
+            .map(|i| {
+                self.item_tasks
+                    .row(i)
+                    .map(|t| &self.catalog.tasks[t])
                     .collect()
             })
             .unwrap_or_default()
@@ -439,12 +485,13 @@ impl Snapshot {
 
     /// Decisions that shape the item: those it names and those that name it.
     pub fn decisions_for_item(&self, item: &Item) -> Vec<&Decision> {
-        if let Some(&i) = self.item_index.get(&item.id)
+        if let Some(i) = self.item_position(&item.id)
             && std::ptr::eq(item, &self.catalog.items[i])
         {
-            return self.item_decisions[i]
-                .iter()
-                .map(|&k| &self.catalog.decisions[k as usize])
+            return self
+                .item_decisions
+                .row(i)
+                .map(|k| &self.catalog.decisions[k])
                 .collect();
         }
         // An item from elsewhere (another snapshot, an edited copy): its own references count.
@@ -820,6 +867,31 @@ tasks:
             })
             .map(|it| it.id.as_str())
             .collect()
+    }
+
+    #[test]
+    fn rows_hold_their_positions_ascending_once_each_and_rows_without_any_are_empty() {
+        let rows = Rows::new(5, [(3, 7), (1, 2), (3, 1), (1, 2), (4, 0)].into_iter());
+        let all: Vec<Vec<usize>> = (0..5).map(|i| rows.row(i).collect()).collect();
+        assert_eq!(all, [vec![], vec![2], vec![], vec![1, 7], vec![0]]);
+        assert_eq!(Rows::new(2, std::iter::empty()).row(1).count(), 0);
+    }
+
+    #[test]
+    fn every_item_is_found_by_its_id_at_its_own_position_and_no_other_id_is() {
+        let files = crate::synthetic::synthetic(1000, 7);
+        let s = load_files(files)
+            .map_err(|d| d.to_string())
+            .expect("synthetic catalog is valid")
+            .into_snapshot(None);
+        for (i, item) in s.catalog().items.iter().enumerate() {
+            assert_eq!(s.item_position(&item.id), Some(i), "{}", item.id);
+            assert!(std::ptr::eq(s.item(&item.id).expect("found"), item));
+        }
+        for id in ["", "item-", "item-1", "item-99999", "zzz", "Item-00001"] {
+            assert_eq!(s.item_position(id), None, "{id}");
+        }
+        assert_eq!(s.catalog().items.len(), 1000);
     }
 
     #[test]
