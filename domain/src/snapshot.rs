@@ -204,6 +204,21 @@ impl Rows {
     }
 }
 
+/// `(item, entry)` for every item that an entry of `entries` names in its `names` (dependencies,
+/// a task's or a decision's items): the item's position, found by `find`, and the entry's.
+fn naming<'a, T>(
+    entries: &'a [T],
+    names: impl Fn(&'a T) -> &'a [String] + 'a,
+    find: &'a impl Fn(&str) -> Option<usize>,
+) -> impl Iterator<Item = (usize, usize)> + 'a {
+    entries.iter().enumerate().flat_map(move |(k, entry)| {
+        names(entry)
+            .iter()
+            .filter_map(|id| find(id))
+            .map(move |i| (i, k))
+    })
+}
+
 /// The position in `items` of the item `id`, by a binary search of `index` (positions ordered
 /// by id).
 fn position(index: &[u32], items: &[Item], id: &str) -> Option<usize> {
@@ -239,15 +254,7 @@ impl Snapshot {
             .map(|(i, s)| (s.id.clone(), i))
             .collect();
         let n = catalog.items.len();
-        let dependents = Rows::new(
-            n,
-            catalog.items.iter().enumerate().flat_map(|(i, item)| {
-                item.depends_on
-                    .iter()
-                    .filter_map(|dep| find(dep))
-                    .map(move |d| (d, i))
-            }),
-        );
+        let dependents = Rows::new(n, naming(&catalog.items, |it| &it.depends_on, &find));
         let mut by_state = std::array::from_fn(|_| Bits::empty(n));
         let mut by_qualifier = std::array::from_fn(|_| Bits::empty(n));
         let mut by_site = vec![Bits::empty(n); catalog.sites.len()];
@@ -278,27 +285,14 @@ impl Snapshot {
                 layer = catalog.layers[k].parent.as_deref();
             }
         }
-        let item_tasks = Rows::new(
-            n,
-            catalog.tasks.iter().enumerate().flat_map(|(t, task)| {
-                task.items
-                    .iter()
-                    .filter_map(|id| find(id))
-                    .map(move |i| (i, t))
-            }),
-        );
+        let item_tasks = Rows::new(n, naming(&catalog.tasks, |t| &t.items, &find));
         let decision_index: HashMap<&str, usize> = catalog
             .decisions
             .iter()
             .enumerate()
             .map(|(k, d)| (d.id.as_str(), k))
             .collect();
-        let named_by_decisions = catalog.decisions.iter().enumerate().flat_map(|(k, d)| {
-            d.items
-                .iter()
-                .filter_map(|id| find(id))
-                .map(move |i| (i, k))
-        });
+        let named_by_decisions = naming(&catalog.decisions, |d| &d.items, &find);
         let named_by_items = catalog.items.iter().enumerate().flat_map(|(i, item)| {
             item.decisions
                 .iter()
@@ -869,6 +863,14 @@ tasks:
             .collect()
     }
 
+    /// The snapshot of a synthetic catalog of 1,000 items.
+    fn synthetic_snapshot() -> Snapshot {
+        load_files(crate::synthetic::synthetic(1000, 7))
+            .map_err(|d| d.to_string())
+            .expect("synthetic catalog is valid")
+            .into_snapshot(None)
+    }
+
     #[test]
     fn rows_hold_their_positions_ascending_once_each_and_rows_without_any_are_empty() {
         let rows = Rows::new(5, [(3, 7), (1, 2), (3, 1), (1, 2), (4, 0)].into_iter());
@@ -879,11 +881,7 @@ tasks:
 
     #[test]
     fn every_item_is_found_by_its_id_at_its_own_position_and_no_other_id_is() {
-        let files = crate::synthetic::synthetic(1000, 7);
-        let s = load_files(files)
-            .map_err(|d| d.to_string())
-            .expect("synthetic catalog is valid")
-            .into_snapshot(None);
+        let s = synthetic_snapshot();
         for (i, item) in s.catalog().items.iter().enumerate() {
             assert_eq!(s.item_position(&item.id), Some(i), "{}", item.id);
             assert!(std::ptr::eq(s.item(&item.id).expect("found"), item));
@@ -896,11 +894,7 @@ tasks:
 
     #[test]
     fn indexed_filters_and_counts_agree_with_a_scan_of_every_item() {
-        let files = crate::synthetic::synthetic(1000, 7);
-        let s = load_files(files)
-            .map_err(|d| d.to_string())
-            .expect("synthetic catalog is valid")
-            .into_snapshot(None);
+        let s = synthetic_snapshot();
         let mut sites: Vec<Option<String>> = s
             .catalog()
             .sites
@@ -973,10 +967,7 @@ tasks:
 
     #[test]
     fn the_tasks_and_decisions_of_every_item_are_those_a_scan_finds() {
-        let s = load_files(crate::synthetic::synthetic(1000, 7))
-            .map_err(|d| d.to_string())
-            .expect("synthetic catalog is valid")
-            .into_snapshot(None);
+        let s = synthetic_snapshot();
         let mut with_tasks = 0;
         let mut with_decisions = 0;
 
