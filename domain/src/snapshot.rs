@@ -204,8 +204,9 @@ impl Rows {
     }
 }
 
-/// `(item, entry)` for every item that an entry of `entries` names in its `names` (dependencies,
-/// a task's or a decision's items): the item's position, found by `find`, and the entry's.
+/// `(named, entry)` for every id that an entry of `entries` lists in its `names` (dependencies,
+/// a task's or a decision's items, an item's decisions): the position `find` gives the id, and
+/// the entry's.
 fn naming<'a, T>(
     entries: &'a [T],
     names: impl Fn(&'a T) -> &'a [String] + 'a,
@@ -292,13 +293,10 @@ impl Snapshot {
             .enumerate()
             .map(|(k, d)| (d.id.as_str(), k))
             .collect();
+        let find_decision = |id: &str| decision_index.get(id).copied();
         let named_by_decisions = naming(&catalog.decisions, |d| &d.items, &find);
-        let named_by_items = catalog.items.iter().enumerate().flat_map(|(i, item)| {
-            item.decisions
-                .iter()
-                .filter_map(|id| decision_index.get(id.as_str()))
-                .map(move |&k| (i, k))
-        });
+        let named_by_items =
+            naming(&catalog.items, |it| &it.decisions, &find_decision).map(|(k, i)| (i, k));
         let item_decisions = Rows::new(n, named_by_decisions.chain(named_by_items));
         drop(decision_index);
         let text = CatalogText::build(&catalog);
