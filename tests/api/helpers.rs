@@ -409,6 +409,16 @@ pub async fn spawn_configured(
     start(config, configure, catalog_dir, data_dir, pg).await
 }
 
+/// An address that refuses every connection for as long as the returned
+/// socket lives. The socket is bound but never listens, so no other server
+/// started by a test running alongside can take the port.
+pub fn refusing_address() -> (tokio::net::TcpSocket, std::net::SocketAddr) {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let address = socket.local_addr().unwrap();
+    (socket, address)
+}
+
 /// Builds and runs a server with `config` after `configure`, on a fresh port.
 async fn start(
     mut config: Config,

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use chrono::Utc;
 use mirante_domain::monorepo::FileChange;
 
-use crate::helpers::{Backend, CatalogSetup, TestApp, spawn_configured};
+use crate::helpers::{Backend, CatalogSetup, TestApp, refusing_address, spawn_configured};
 
 async fn spawn_with_metrics() -> (TestApp, String) {
     let app = spawn_configured(Backend::Sqlite, CatalogSetup::Small, |config, _| {
@@ -200,12 +200,12 @@ async fn worker_jobs_are_counted_by_outcome() {
 #[tokio::test]
 async fn the_pool_the_oldest_waiting_job_and_the_live_checks_are_shown() {
     // A forge nothing answers at: the proposing job stays queued, retried.
+    let (_dead, dead_address) = refusing_address();
     let app = spawn_configured(Backend::Sqlite, CatalogSetup::Small, |config, _| {
         config.metrics_bind = Some("127.0.0.1:0".parse().unwrap());
         config.forge = mirante::adapters::forge::ForgeKind::Github;
         config.monorepo = Some("infra/devops".into());
-        let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        config.forge_url = Some(format!("http://{}", dead.local_addr().unwrap()));
+        config.forge_url = Some(format!("http://{dead_address}"));
         config.forge_token = Some(secrecy::SecretString::from("token".to_owned()));
     })
     .await;
@@ -241,9 +241,8 @@ async fn the_pool_the_oldest_waiting_job_and_the_live_checks_are_shown() {
 #[tokio::test]
 async fn notification_deliveries_are_counted_by_channel_and_outcome_and_the_pending_ones_shown() {
     // A mail server nothing answers at: the message stays pending, retried.
-    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let smtp = format!("smtp://{}", dead.local_addr().unwrap());
-    drop(dead);
+    let (_dead, dead_address) = refusing_address();
+    let smtp = format!("smtp://{dead_address}");
     let app = spawn_configured(Backend::Sqlite, CatalogSetup::Embedded, move |config, _| {
         config.metrics_bind = Some("127.0.0.1:0".parse().unwrap());
         config.smtp_url = Some(secrecy::SecretString::from(smtp));
