@@ -195,6 +195,15 @@ pub fn DecisionTable(
     if decisions.is_empty() {
         return view! { <p class="muted">{i18n.tr("none")}</p> }.into_any();
     }
+    // Each cell carries its column's name: on a phone the rows stack, one card per decision,
+    // and the names stand above the cells they head.
+    let labels = [
+        i18n.tr("decision-topic"),
+        i18n.tr("decision-decision"),
+        i18n.tr("decision-rejected"),
+        i18n.tr("decision-reason"),
+        i18n.tr("decision-adr"),
+    ];
     view! {
         <div class="table-wrap">
             <table class="decisions">
@@ -225,11 +234,11 @@ pub fn DecisionTable(
                             let empty = refs.is_empty();
                             view! {
                                 <tr id=format!("decision-{}", d.id)>
-                                    <td class="topic"><InlineText text=d.topic.clone()/></td>
-                                    <td><InlineText text=d.decision.clone()/></td>
-                                    <td class="rejected"><InlineText text=d.rejected.clone()/></td>
-                                    <td><InlineText text=d.reason.clone()/></td>
-                                    <td class="adr">
+                                    <td class="topic" data-label=labels[0]><InlineText text=d.topic.clone()/></td>
+                                    <td data-label=labels[1]><InlineText text=d.decision.clone()/></td>
+                                    <td class="rejected" data-label=labels[2]><InlineText text=d.rejected.clone()/></td>
+                                    <td data-label=labels[3]><InlineText text=d.reason.clone()/></td>
+                                    <td class="adr" data-label=labels[4]>
                                         {empty.then_some("—")}
                                         {refs
                                             .into_iter()

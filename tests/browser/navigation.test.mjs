@@ -91,6 +91,42 @@ test('every header link and breadcrumb works from every page for an admin', asyn
   await clickThrough('admin');
 });
 
+test('at 390 px an item\'s decisions stack as cards, every field on screen under its column\'s name', async () => {
+  const phone = await launchBrowser({ viewport: { width: 390, height: 844 } });
+  try {
+    await signIn(phone.context, portal.url, 'Rui Researcher');
+    const page = await phone.context.newPage();
+    const watch = watchPortal(page);
+    await page.goto(`${portal.url}/catalog?q=proxmox-clusters`, { waitUntil: 'load' });
+    await waitForHydration(page);
+    await page.getByRole('link', { name: 'Clusters Proxmox (1 por site)' }).click();
+    await page.waitForURL(`${portal.url}/items/proxmox-clusters`, { waitUntil: 'commit' });
+    await watch.settle();
+
+    const table = page.locator('table.decisions');
+    const headers = await table.locator('thead th').allTextContents();
+    assert.equal(headers.length, 5);
+    // The header row is kept for screen readers, not shown.
+    const head = await table.locator('thead').boundingBox();
+    assert.ok(head.height <= 1, `the header row is ${head.height} px tall`);
+    const wrap = await table.evaluate((t) => ({ scroll: t.parentElement.scrollWidth, client: t.parentElement.clientWidth }));
+    assert.ok(wrap.scroll <= wrap.client, `the table scrolls sideways: ${wrap.scroll} > ${wrap.client}`);
+    const cells = table.locator('tbody tr').first().locator('td');
+    assert.equal(await cells.count(), headers.length);
+    for (let k = 0; k < headers.length; k += 1) {
+      const cell = cells.nth(k);
+      const box = await cell.boundingBox();
+      assert.ok(box.x >= 0 && box.x + box.width <= 390, `${headers[k]} lies at ${box.x}..${box.x + box.width}`);
+      const label = await cell.evaluate((td) => ({ name: td.dataset.label, shown: getComputedStyle(td, '::before').display }));
+      assert.deepEqual(label, { name: headers[k], shown: 'inline-block' });
+    }
+    assert.deepEqual(watch.errors, []);
+    await page.close();
+  } finally {
+    await phone.close();
+  }
+});
+
 test('at 390 px the header folds behind a Menu button and scrolls away with the page', async () => {
   const phone = await launchBrowser({ viewport: { width: 390, height: 844 } });
   try {
