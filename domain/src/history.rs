@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::State;
+use crate::model::{SmolStr, State};
 use crate::snapshot::StateCounts;
 
 /// The state of each item of one catalog file, in the file's order.
@@ -19,7 +19,7 @@ use crate::snapshot::StateCounts;
 /// A file that a revision keeps unchanged from the one before is handed to the
 /// [`HistoryBuilder`] as the same allocation (a clone of the `Arc`): the builder then knows,
 /// without reading them, that its items did not change.
-pub type FileStates = Arc<[(String, State)]>;
+pub type FileStates = Arc<[(SmolStr, State)]>;
 
 /// A revision of the catalog: the commit that made it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -261,7 +261,7 @@ mod tests {
     }
 
     fn file(pairs: &[(&str, State)]) -> FileStates {
-        pairs.iter().map(|(i, s)| ((*i).to_owned(), *s)).collect()
+        pairs.iter().map(|(i, s)| (SmolStr::from(*i), *s)).collect()
     }
 
     /// Each item's changes as (from, to, revision summary), by id.

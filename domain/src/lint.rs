@@ -169,7 +169,7 @@ impl Finding {
         Finding {
             severity: code.severity(),
             code,
-            item: item.id.clone(),
+            item: item.id.to_string(),
             message: message(code, &args),
             args,
         }
@@ -343,7 +343,7 @@ fn lint_item(
                     Code::ValidatedDependsOnUnvalidated,
                     item,
                     &[
-                        ("dependency", dep.clone()),
+                        ("dependency", dep.to_string()),
                         ("state", s.as_str().to_owned()),
                     ],
                 ));
@@ -463,7 +463,7 @@ pub fn lint_live<'a>(
                 ),
             ),
         };
-        if let Some(item) = catalog.items.iter().find(|i| &i.id == id) {
+        if let Some(item) = catalog.items.iter().find(|i| i.id == id) {
             out.push(Finding::new(finding.0, item, &finding.1));
         }
     }

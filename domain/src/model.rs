@@ -5,6 +5,7 @@
 //! with a position, not a silently ignored line.
 
 use serde::{Deserialize, Serialize};
+pub use smol_str::SmolStr;
 
 /// The three states every claim about the infrastructure falls into.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -393,19 +394,19 @@ fn default_probe_status() -> u16 {
 #[serde(deny_unknown_fields)]
 pub struct Item {
     /// Identifier, unique in the catalog (`linstor-sp-ssd`).
-    pub id: String,
+    pub id: SmolStr,
     /// Display name.
     pub name: String,
     /// Component, workload or capability item.
     pub kind: ItemKind,
     /// Layer or capability it belongs to.
-    pub layer: String,
+    pub layer: SmolStr,
     /// Sites it concerns; empty means platform-wide.
     #[serde(default)]
-    pub sites: Vec<String>,
+    pub sites: Vec<SmolStr>,
     /// Hosts it runs on.
     #[serde(default)]
-    pub hosts: Vec<String>,
+    pub hosts: Vec<SmolStr>,
     /// Validated, declared or desired.
     pub state: State,
     /// Refinement of the state.
@@ -428,13 +429,13 @@ pub struct Item {
     pub criterion: Option<String>,
     /// Items that must work before this one can.
     #[serde(default)]
-    pub depends_on: Vec<String>,
+    pub depends_on: Vec<SmolStr>,
     /// Decisions that shape it.
     #[serde(default)]
-    pub decisions: Vec<String>,
+    pub decisions: Vec<SmolStr>,
     /// Roadmap phase it is planned in.
     #[serde(default)]
-    pub phase: Option<String>,
+    pub phase: Option<SmolStr>,
     /// GPUs it offers to workloads (for GPU clusters).
     #[serde(default)]
     pub gpus: Vec<Gpu>,
@@ -447,7 +448,7 @@ pub struct Item {
     pub gitops: Option<Gitops>,
     /// Free labels.
     #[serde(default)]
-    pub tags: Vec<String>,
+    pub tags: Vec<SmolStr>,
 }
 
 impl Item {

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{Item, LayerKind, Priority, Qualifier, State, TaskKind};
+use crate::model::{Item, LayerKind, Priority, Qualifier, SmolStr, State, TaskKind};
 use crate::snapshot::{Snapshot, StateCounts};
 
 /// Where an item or task stands on the roadmap.
@@ -251,7 +251,7 @@ impl<'a> Graph<'a> {
     fn blocker(&self, n: Node, via: Node) -> Blocker {
         let c = self.snap.catalog();
         let id_of = |n: Node| match n {
-            Node::Item(i) => c.items[i].id.clone(),
+            Node::Item(i) => c.items[i].id.to_string(),
             Node::Task(t) => c.tasks[t].id.clone(),
         };
         let (kind, state) = match n {
@@ -317,17 +317,17 @@ impl Roadmap {
                     Status::Blocked
                 };
                 RoadmapItem {
-                    id: it.id.clone(),
+                    id: it.id.to_string(),
                     name: it.name.clone(),
                     state: it.state,
                     qualifier: it.qualifier,
-                    layer: it.layer.clone(),
-                    sites: it.sites.clone(),
-                    phase: it.phase.clone(),
+                    layer: it.layer.to_string(),
+                    sites: it.sites.iter().map(SmolStr::to_string).collect(),
+                    phase: it.phase.as_ref().map(SmolStr::to_string),
                     status,
                     done: status == Status::Done,
                     ready: status == Status::Ready,
-                    depends_on: it.depends_on.clone(),
+                    depends_on: it.depends_on.iter().map(SmolStr::to_string).collect(),
                     blocked_by,
                 }
             })
@@ -403,7 +403,7 @@ impl Roadmap {
                 .and_then(|p| phases.iter_mut().find(|x| x.id == p))
                 .unwrap_or(&mut unphased);
             phase.counts.add(it.state);
-            phase.items.push(it.id.clone());
+            phase.items.push(it.id.to_string());
             if it.sites.is_empty() {
                 platform_wide.counts.add(it.state);
             }
@@ -471,7 +471,7 @@ pub fn critical_path(snap: &Snapshot, id: &str) -> Option<Vec<String>> {
         }
     }
     path.reverse();
-    Some(path.into_iter().map(|i| items[i].id.clone()).collect())
+    Some(path.into_iter().map(|i| items[i].id.to_string()).collect())
 }
 
 /// For every item (by position), the length of the longest chain of dependencies below it:
@@ -661,13 +661,13 @@ pub fn layered_graph(snap: &Snapshot, roadmap: &Roadmap, highlight: Option<&str>
         .map(|(n, &i)| {
             let it: &Item = &items[i];
             GraphNode {
-                id: it.id.clone(),
+                id: it.id.to_string(),
                 name: it.name.clone(),
                 state: it.state,
                 status: status_of(&it.id),
                 column: depth[i],
                 row: pos[n],
-                on_path: path.contains(&it.id),
+                on_path: path.iter().any(|p| *p == it.id),
             }
         })
         .collect();

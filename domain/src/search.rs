@@ -14,7 +14,7 @@ use memchr::memmem;
 use unicode_normalization::{UnicodeNormalization, char::is_combining_mark};
 
 use crate::bits::Bits;
-use crate::model::{Decision, Item, Task};
+use crate::model::{Decision, Item, SmolStr, Task};
 use crate::snapshot::Snapshot;
 
 /// `s` lowercased, without accents (canonical decomposition, combining marks dropped).
@@ -180,7 +180,7 @@ fn offset(n: usize) -> u32 {
 pub fn item_fields(i: &Item) -> impl Iterator<Item = &str> {
     [i.id.as_str(), i.name.as_str(), i.notes.as_str()]
         .into_iter()
-        .chain(i.tags.iter().map(String::as_str))
+        .chain(i.tags.iter().map(SmolStr::as_str))
 }
 
 /// The fields a decision is searched by: id, topic, decision, what was rejected, reason and

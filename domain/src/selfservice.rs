@@ -392,7 +392,7 @@ impl CatalogContext {
                 continue;
             }
             let option = CatalogOption {
-                value: item.id.clone(),
+                value: item.id.to_string(),
                 label: item.name.clone(),
                 detail: item
                     .gpus

@@ -207,15 +207,15 @@ impl Rows {
 /// `(named, entry)` for every id that an entry of `entries` lists in its `names` (dependencies,
 /// a task's or a decision's items, an item's decisions): the position `find` gives the id, and
 /// the entry's.
-fn naming<'a, T>(
+fn naming<'a, T, S: AsRef<str> + 'a>(
     entries: &'a [T],
-    names: impl Fn(&'a T) -> &'a [String] + 'a,
+    names: impl Fn(&'a T) -> &'a [S] + 'a,
     find: &'a impl Fn(&str) -> Option<usize>,
 ) -> impl Iterator<Item = (usize, usize)> + 'a {
     entries.iter().enumerate().flat_map(move |(k, entry)| {
         names(entry)
             .iter()
-            .filter_map(|id| find(id))
+            .filter_map(|id| find(id.as_ref()))
             .map(move |i| (i, k))
     })
 }
@@ -271,7 +271,7 @@ impl Snapshot {
                 by_qualifier[k].insert(i);
             }
             for site in &item.sites {
-                if let Some(&k) = site_index.get(site) {
+                if let Some(&k) = site_index.get(site.as_str()) {
                     by_site[k].insert(i);
                 }
             }
@@ -490,7 +490,9 @@ impl Snapshot {
         self.catalog
             .decisions
             .iter()
-            .filter(|d| item.decisions.contains(&d.id) || d.items.contains(&item.id))
+            .filter(|d| {
+                item.decisions.iter().any(|k| *k == d.id) || d.items.iter().any(|i| *i == item.id)
+            })
             .collect()
     }
 
@@ -554,7 +556,7 @@ impl Snapshot {
                 row.platform_wide.add(item.state);
             }
             for s in &item.sites {
-                if let Some(c) = self.site_index.get(s) {
+                if let Some(c) = self.site_index.get(s.as_str()) {
                     row.per_site[*c].add(item.state);
                 }
             }
@@ -607,7 +609,7 @@ tasks:
     }
 
     fn ids(s: &Snapshot, f: ItemFilter) -> Vec<String> {
-        s.filter_items(&f).map(|i| i.id.clone()).collect()
+        s.filter_items(&f).map(|i| i.id.to_string()).collect()
     }
 
     #[test]
@@ -991,14 +993,16 @@ tasks:
                 .catalog()
                 .tasks
                 .iter()
-                .filter(|t| t.items.contains(&it.id))
+                .filter(|t| t.items.iter().any(|i| *i == it.id))
                 .map(|t| t.id.as_str())
                 .collect();
             let scanned_decisions: Vec<&str> = s
                 .catalog()
                 .decisions
                 .iter()
-                .filter(|d| it.decisions.contains(&d.id) || d.items.contains(&it.id))
+                .filter(|d| {
+                    it.decisions.iter().any(|k| *k == d.id) || d.items.iter().any(|i| *i == it.id)
+                })
                 .map(|d| d.id.as_str())
                 .collect();
             assert_eq!(tasks, scanned_tasks, "{}", it.id);

@@ -226,7 +226,7 @@ impl<'a> Index<'a> {
                     &mut ix,
                     "group",
                     &[Kind::HostGroup],
-                    h.group.as_ref(),
+                    h.group.as_deref(),
                     hs.map(|x| &x.group),
                 );
             }
@@ -242,7 +242,7 @@ impl<'a> Index<'a> {
                     &mut ix,
                     "parent",
                     &[Kind::Layer],
-                    l.parent.as_ref(),
+                    l.parent.as_deref(),
                     ls.map(|x| &x.parent),
                 );
             }
@@ -258,7 +258,7 @@ impl<'a> Index<'a> {
                     &mut ix,
                     "layer",
                     &[Kind::Layer],
-                    Some(&it.layer),
+                    Some(it.layer.as_str()),
                     is.map(|x| &x.layer),
                 );
                 r.many(
@@ -283,7 +283,7 @@ impl<'a> Index<'a> {
                     &mut ix,
                     "phase",
                     &[Kind::Phase],
-                    it.phase.as_ref(),
+                    it.phase.as_deref(),
                     is.map(|x| &x.phase),
                 );
             }
@@ -422,7 +422,7 @@ impl RefSink {
         ix: &mut Index<'a>,
         field: &'static str,
         targets: &'static [Kind],
-        value: Option<&'a String>,
+        value: Option<&'a str>,
         shadow: Option<&One>,
     ) {
         if let Some(v) = value {
@@ -436,12 +436,12 @@ impl RefSink {
         ix: &mut Index<'a>,
         field: &'static str,
         targets: &'static [Kind],
-        values: &'a [String],
+        values: &'a [impl AsRef<str>],
         shadow: Option<&Many>,
     ) {
         for (k, v) in values.iter().enumerate() {
             let at = pos(self.f, shadow.and_then(|s| s.get(k)));
-            self.push(ix, field, targets, v, at);
+            self.push(ix, field, targets, v.as_ref(), at);
         }
     }
 

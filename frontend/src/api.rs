@@ -28,7 +28,7 @@ pub struct ItemRef {
 impl From<&Item> for ItemRef {
     fn from(i: &Item) -> Self {
         ItemRef {
-            id: i.id.clone(),
+            id: i.id.to_string(),
             name: i.name.clone(),
             state: i.state,
             qualifier: i.qualifier,
@@ -271,14 +271,14 @@ fn row(snap: &mirante_domain::Snapshot, i: &Item) -> ItemRow {
     let layer_label = snap
         .layer(&i.layer)
         .map(|l| mirante_domain::layer_label(&l.number, &l.name))
-        .unwrap_or_else(|| i.layer.clone());
+        .unwrap_or_else(|| i.layer.to_string());
     ItemRow {
-        id: i.id.clone(),
+        id: i.id.to_string(),
         name: i.name.clone(),
         state: i.state,
         qualifier: i.qualifier,
-        sites: i.sites.clone(),
-        layer: i.layer.clone(),
+        sites: i.sites.iter().map(ToString::to_string).collect(),
+        layer: i.layer.to_string(),
         layer_label,
         summary: i.notes.lines().next().unwrap_or_default().to_string(),
     }
@@ -405,7 +405,7 @@ pub async fn get_item(id: String) -> Result<Option<ItemPage>, ServerFnError> {
             .iter()
             .map(|s| {
                 let name = snap.site(s).map(|x| x.name.clone()).unwrap_or_default();
-                (s.clone(), name)
+                (s.to_string(), name)
             })
             .collect(),
         depends_on: item

@@ -137,7 +137,7 @@ pub async fn preview_catalog_change(
         Err(e) => return Err(e.into()),
     };
     Ok(Some(ChangePreviewPage {
-        item: it.id.clone(),
+        item: it.id.to_string(),
         name: it.name.clone(),
         current,
         input: input.to_string(),

@@ -302,7 +302,7 @@ pub fn findings_summary(
         if !names.iter().any(|(id, _)| *id == f.item)
             && let Some(i) = snap.item(&f.item)
         {
-            names.push((i.id.clone(), i.name.clone()));
+            names.push((i.id.to_string(), i.name.clone()));
         }
     }
     FindingsSummary {
@@ -445,7 +445,7 @@ mod tests {
     #[test]
     fn recent_changes_are_the_newest_state_changes_first_and_skip_removals() {
         let file = |pairs: &[(&str, State)]| -> mirante_domain::history::FileStates {
-            pairs.iter().map(|(id, s)| ((*id).to_owned(), *s)).collect()
+            pairs.iter().map(|(id, s)| ((*id).into(), *s)).collect()
         };
         let mut builder = mirante_domain::history::HistoryBuilder::new();
         builder.revision(
@@ -527,7 +527,7 @@ mod tests {
         let finding = |severity| Finding {
             severity,
             code: mirante_domain::lint::Code::DeclaredNotReal,
-            item: item.id.clone(),
+            item: item.id.to_string(),
             message: String::new(),
             args: Default::default(),
         };
@@ -548,6 +548,6 @@ mod tests {
             ]
         );
         assert_eq!(s.top.len(), 2);
-        assert_eq!(s.names, [(item.id.clone(), item.name.clone())]);
+        assert_eq!(s.names, [(item.id.to_string(), item.name.clone())]);
     }
 }

@@ -92,7 +92,7 @@ pub async fn get_roadmap_graph(to: String) -> Result<GraphPage, ServerFnError> {
             .catalog()
             .items
             .iter()
-            .map(|i| (i.id.clone(), i.name.clone()))
+            .map(|i| (i.id.to_string(), i.name.clone()))
             .collect(),
     })
 }
@@ -111,7 +111,7 @@ pub async fn get_findings() -> Result<FindingsPage, ServerFnError> {
         if !names.iter().any(|(id, _)| *id == f.item)
             && let Some(i) = snap.item(&f.item)
         {
-            names.push((i.id.clone(), i.name.clone()));
+            names.push((i.id.to_string(), i.name.clone()));
         }
     }
     Ok(FindingsPage { findings, names })

@@ -112,7 +112,7 @@ pub async fn search(q: String) -> Result<SearchPage, ServerFnError> {
                 .first
                 .iter()
                 .map(|i| FoundItem {
-                    id: i.id.clone(),
+                    id: i.id.to_string(),
                     name: i.name.clone(),
                     state: i.state,
                     qualifier: i.qualifier,

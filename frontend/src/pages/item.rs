@@ -75,7 +75,7 @@ pub fn ItemView() -> impl IntoView {
             let layer_label = page.layer.label();
             let no_evidence = it.state == State::Validated && it.evidence.is_empty();
             let no_iac = it.state == State::Declared && it.iac.is_none();
-            let item_id = it.id.clone();
+            let item_id = it.id.to_string();
             view! {
                 <Title text=it.name.clone()/>
                 <nav class="crumbs">
@@ -84,7 +84,7 @@ pub fn ItemView() -> impl IntoView {
                     <a href=format!("/layers/{}", page.layer.id)>{layer_label.clone()}</a>
                 </nav>
                 <header class="page-head">
-                    <span class="kicker"><code>{it.id.clone()}</code></span>
+                    <span class="kicker"><code>{it.id.to_string()}</code></span>
                     <h1>{it.name.clone()}</h1>
                     <div class="state-line">
                         <StateBadge state=it.state qualifier=it.qualifier/>

@@ -76,7 +76,7 @@ fn evidence_line(lang: Lang, e: &Evidence) -> (String, String) {
 #[component]
 pub fn ItemChange(item: Item) -> impl IntoView {
     let i18n = use_i18n();
-    let id = item.id;
+    let id = item.id.to_string();
     let iac = item.iac;
     let current = ItemFields {
         state: item.state,

@@ -173,14 +173,14 @@ pub(crate) fn targets(catalog: &Catalog, with_argocd: bool) -> Vec<Target> {
                         && url.has_host()
                     {
                         out.push(Target::Probe {
-                            item: item.id.clone(),
+                            item: item.id.to_string(),
                             url,
                             expect_status: *expect_status,
                         });
                     }
                 }
                 Evidence::Argocd { app, .. } if with_argocd => out.push(Target::Argocd {
-                    item: item.id.clone(),
+                    item: item.id.to_string(),
                     app: app.clone(),
                 }),
                 _ => {}

@@ -200,7 +200,7 @@ impl SelfService {
         let file = format!("{dir}/{path}");
         Ok(Plan {
             preview: CatalogChangePreview {
-                item: item.id.clone(),
+                item: item.id.to_string(),
                 name: item.name.clone(),
                 diff: unified_diff(&file, Some(&old), &new),
                 file,
