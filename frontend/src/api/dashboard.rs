@@ -290,6 +290,22 @@ pub fn recent_changes(
     }
 }
 
+/// `(id, name)` of each item the findings concern, once each, in the findings' order.
+pub fn finding_names(
+    snap: &mirante_domain::Snapshot,
+    findings: &[Finding],
+) -> Vec<(String, String)> {
+    let mut names: Vec<(String, String)> = Vec::new();
+    for f in findings {
+        if !names.iter().any(|(id, _)| *id == f.item)
+            && let Some(i) = snap.item(&f.item)
+        {
+            names.push((i.id.to_string(), i.name.clone()));
+        }
+    }
+    names
+}
+
 /// The findings summarised: counts of all, the first `limit` (they come errors first).
 pub fn findings_summary(
     snap: &mirante_domain::Snapshot,
@@ -297,14 +313,7 @@ pub fn findings_summary(
     limit: usize,
 ) -> FindingsSummary {
     let top: Vec<Finding> = findings.iter().take(limit).cloned().collect();
-    let mut names: Vec<(String, String)> = Vec::new();
-    for f in &top {
-        if !names.iter().any(|(id, _)| *id == f.item)
-            && let Some(i) = snap.item(&f.item)
-        {
-            names.push((i.id.to_string(), i.name.clone()));
-        }
-    }
+    let names = finding_names(snap, &top);
     FindingsSummary {
         counts: Severity::ALL
             .into_iter()

@@ -106,14 +106,7 @@ pub async fn get_findings() -> Result<FindingsPage, ServerFnError> {
     let snap = portal.snapshot();
     // The lint may read the monorepo's files.
     let findings = tokio_blocking(move || portal.findings()).await?;
-    let mut names: Vec<(String, String)> = Vec::new();
-    for f in &findings {
-        if !names.iter().any(|(id, _)| *id == f.item)
-            && let Some(i) = snap.item(&f.item)
-        {
-            names.push((i.id.to_string(), i.name.clone()));
-        }
-    }
+    let names = super::dashboard::finding_names(&snap, &findings);
     Ok(FindingsPage { findings, names })
 }
 
