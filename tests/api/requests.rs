@@ -623,10 +623,11 @@ on_both_databases! {
     }
 
     async fn a_signed_webhook_moves_the_request_of_its_pull_request_and_ignores_others(backend: Backend) {
+        let (_dead, dead_address) = refusing_address();
         let app = spawn_configured(backend, CatalogSetup::Small, |config, _| {
             config.forge = mirante::adapters::forge::ForgeKind::Gitlab;
             config.monorepo = Some("infra/devops".into());
-            config.forge_url = Some("http://127.0.0.1:9".into());
+            config.forge_url = Some(format!("http://{dead_address}"));
             config.forge_token = Some(secrecy::SecretString::from("glpat-test"));
             config.webhook_secret = Some(secrecy::SecretString::from("hook-secret"));
             config.forge_poll_secs = 0;
