@@ -48,7 +48,7 @@ impl ItemFields {
         ItemFields {
             state: item.state,
             qualifier: item.qualifier,
-            evidence: item.evidence.clone(),
+            evidence: item.evidence.to_vec(),
         }
     }
 }

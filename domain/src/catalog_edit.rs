@@ -474,7 +474,7 @@ fn check_result(before: &str, after: &str, id: &str, edit: &ItemEdit) -> Result<
         .ok_or_else(|| EditError::NoItem(id.to_owned()))?;
     item.state = edit.state;
     item.qualifier = edit.qualifier;
-    item.evidence = edit.evidence.clone();
+    item.evidence = edit.evidence.as_slice().into();
     if got == expected {
         Ok(())
     } else {

@@ -358,14 +358,14 @@ fn lint_item(
     }
 }
 
-fn blank(s: &Option<String>) -> bool {
+fn blank(s: &Option<Box<str>>) -> bool {
     s.as_deref().is_none_or(|s| s.trim().is_empty())
 }
 
 fn iac_args(iac: &IacRef) -> Vec<(&'static str, String)> {
-    let mut a = vec![("path", iac.path.clone())];
+    let mut a = vec![("path", iac.path.to_string())];
     if let Some(k) = &iac.key {
-        a.push(("key", k.clone()));
+        a.push(("key", k.to_string()));
     }
     a
 }

@@ -18,7 +18,7 @@ use sha2::{Digest, Sha256};
 
 use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::history::FileStates;
-use crate::model::{Catalog, CatalogFile, Item};
+use crate::model::{Catalog, CatalogFile};
 use crate::snapshot::Snapshot;
 use crate::validate::{ParsedFile, Shadow, validate};
 
@@ -537,12 +537,12 @@ fn parse_file(path: &str, bytes: &[u8]) -> Result<CatalogFile, Diagnostic> {
         let (line, column) = line_col(&bytes[..e.valid_up_to()]);
         Diagnostic::new(path, line, column, "not valid UTF-8")
     })?;
-    let mut file = serde_saphyr::from_str_with_options::<CatalogFile>(text, yaml_options())
-        .map_err(|strict| {
+    let file = serde_saphyr::from_str_with_options::<CatalogFile>(text, yaml_options()).map_err(
+        |strict| {
             let lenient = serde_saphyr::from_str_with_options::<Shadow>(text, yaml_options());
             yaml_diag(path, lenient.err().as_ref().unwrap_or(&strict))
-        })?;
-    file.items.iter_mut().for_each(Item::shrink_to_fit);
+        },
+    )?;
     Ok(file)
 }
 
@@ -615,6 +615,9 @@ fn line_col(prefix: &[u8]) -> (u64, u64) {
 
 fn merge(files: Vec<ParsedFile<'_>>) -> Catalog {
     let mut c = Catalog::default();
+    // The item list is most of a large catalog's memory: sized once, it keeps no spare room.
+    c.items
+        .reserve_exact(files.iter().map(|pf| pf.file.items.len()).sum());
     for pf in files {
         // The only holder of each file, unless a [`RevisionLoader`] keeps it too.
         let f = Arc::unwrap_or_clone(pf.file);

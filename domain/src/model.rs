@@ -323,10 +323,10 @@ pub struct Layer {
 #[serde(deny_unknown_fields)]
 pub struct IacRef {
     /// Path relative to the monorepo root.
-    pub path: String,
+    pub path: Box<str>,
     /// Dotted key inside the file, if the claim is about one setting.
     #[serde(default)]
-    pub key: Option<String>,
+    pub key: Option<Box<str>>,
 }
 
 /// Why a claim is believed.
@@ -390,23 +390,28 @@ fn default_probe_status() -> u16 {
 }
 
 /// Anything the catalog tracks a state for: a component, a workload, a capability item.
+///
+/// Its text and lists are boxed slices (`Box<str>`, `Box<[T]>`), not `String` and `Vec`: an
+/// item is not edited once read, a boxed slice holds exactly its elements (a list read from
+/// YAML grows by doubling, so a `Vec` of one kept room for four) and takes 16 bytes instead of
+/// 24. The item list is most of a large catalog's memory (ADR 0030).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Item {
     /// Identifier, unique in the catalog (`linstor-sp-ssd`).
     pub id: SmolStr,
     /// Display name.
-    pub name: String,
+    pub name: Box<str>,
     /// Component, workload or capability item.
     pub kind: ItemKind,
     /// Layer or capability it belongs to.
     pub layer: SmolStr,
     /// Sites it concerns; empty means platform-wide.
     #[serde(default)]
-    pub sites: Vec<SmolStr>,
+    pub sites: Box<[SmolStr]>,
     /// Hosts it runs on.
     #[serde(default)]
-    pub hosts: Vec<SmolStr>,
+    pub hosts: Box<[SmolStr]>,
     /// Validated, declared or desired.
     pub state: State,
     /// Refinement of the state.
@@ -414,77 +419,41 @@ pub struct Item {
     pub qualifier: Option<Qualifier>,
     /// Free notes, as written in the architecture.
     #[serde(default)]
-    pub notes: String,
+    pub notes: Box<str>,
     /// Why the state is believed (expected for `validated`).
     #[serde(default)]
-    pub evidence: Vec<Evidence>,
+    pub evidence: Box<[Evidence]>,
     /// Where it is declared in the monorepo (expected for `declared`).
     #[serde(default)]
     pub iac: Option<IacRef>,
     /// Why it was rejected (expected with the `rejected` qualifier).
     #[serde(default)]
-    pub reason: Option<String>,
+    pub reason: Option<Box<str>>,
     /// What must happen before it is taken up (expected with `deferred`).
     #[serde(default)]
-    pub criterion: Option<String>,
+    pub criterion: Option<Box<str>>,
     /// Items that must work before this one can.
     #[serde(default)]
-    pub depends_on: Vec<SmolStr>,
+    pub depends_on: Box<[SmolStr]>,
     /// Decisions that shape it.
     #[serde(default)]
-    pub decisions: Vec<SmolStr>,
+    pub decisions: Box<[SmolStr]>,
     /// Roadmap phase it is planned in.
     #[serde(default)]
     pub phase: Option<SmolStr>,
     /// GPUs it offers to workloads (for GPU clusters).
     #[serde(default)]
-    pub gpus: Vec<Gpu>,
+    pub gpus: Box<[Gpu]>,
     /// How researchers reach it, for a Kubernetes cluster: its API, CA and OIDC sign-in.
     /// Boxed: few items are clusters, and the item list is most of a large catalog's memory.
     #[serde(default)]
     pub kubernetes: Option<Box<KubernetesAccess>>,
     /// Where the monorepo holds what self-service deploys to it, for a Kubernetes cluster.
     #[serde(default)]
-    pub gitops: Option<Gitops>,
+    pub gitops: Option<Box<Gitops>>,
     /// Free labels.
     #[serde(default)]
-    pub tags: Vec<SmolStr>,
-}
-
-impl Item {
-    /// Gives back what its lists reserved beyond their elements. A list read from YAML grows
-    /// by doubling, so a one-element list holds room for four; a large catalog keeps the
-    /// difference for as long as it is in force.
-    pub fn shrink_to_fit(&mut self) {
-        // Every field is named, so a new list cannot be forgotten here.
-        let Item {
-            id: _,
-            name: _,
-            kind: _,
-            layer: _,
-            sites,
-            hosts,
-            state: _,
-            qualifier: _,
-            notes: _,
-            evidence,
-            iac: _,
-            reason: _,
-            criterion: _,
-            depends_on,
-            decisions,
-            phase: _,
-            gpus,
-            kubernetes: _,
-            gitops: _,
-            tags,
-        } = self;
-        for list in [sites, hosts, depends_on, decisions, tags] {
-            list.shrink_to_fit();
-        }
-        evidence.shrink_to_fit();
-        gpus.shrink_to_fit();
-    }
+    pub tags: Box<[SmolStr]>,
 }
 
 /// How to reach a Kubernetes cluster with kubectl: its API server, the CA that signs it and the
@@ -738,7 +707,18 @@ pub struct Catalog {
 
 #[cfg(test)]
 mod tests {
-    use super::Gpu;
+    use super::{Gpu, Item};
+
+    #[test]
+    fn an_item_takes_no_more_than_the_304_bytes_its_memory_budget_counts_on() {
+        // A large catalog's memory is mostly its item list (docs/performance.md, ADR 0030):
+        // a field added or widened shows here first.
+        assert!(
+            std::mem::size_of::<Item>() <= 304,
+            "an item takes {} bytes",
+            std::mem::size_of::<Item>()
+        );
+    }
 
     #[test]
     fn a_gpu_reads_with_or_without_its_count_and_says_so() {

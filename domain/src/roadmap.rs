@@ -318,7 +318,7 @@ impl Roadmap {
                 };
                 RoadmapItem {
                     id: it.id.to_string(),
-                    name: it.name.clone(),
+                    name: it.name.to_string(),
                     state: it.state,
                     qualifier: it.qualifier,
                     layer: it.layer.to_string(),
@@ -662,7 +662,7 @@ pub fn layered_graph(snap: &Snapshot, roadmap: &Roadmap, highlight: Option<&str>
             let it: &Item = &items[i];
             GraphNode {
                 id: it.id.to_string(),
-                name: it.name.clone(),
+                name: it.name.to_string(),
                 state: it.state,
                 status: status_of(&it.id),
                 column: depth[i],

@@ -178,7 +178,7 @@ fn offset(n: usize) -> u32 {
 
 /// The fields an item is searched by: id, name, notes and tags.
 pub fn item_fields(i: &Item) -> impl Iterator<Item = &str> {
-    [i.id.as_str(), i.name.as_str(), i.notes.as_str()]
+    [i.id.as_str(), &i.name, &i.notes]
         .into_iter()
         .chain(i.tags.iter().map(SmolStr::as_str))
 }

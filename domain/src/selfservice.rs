@@ -393,7 +393,7 @@ impl CatalogContext {
             }
             let option = CatalogOption {
                 value: item.id.to_string(),
-                label: item.name.clone(),
+                label: item.name.to_string(),
                 detail: item
                     .gpus
                     .iter()

@@ -29,7 +29,7 @@ impl From<&Item> for ItemRef {
     fn from(i: &Item) -> Self {
         ItemRef {
             id: i.id.to_string(),
-            name: i.name.clone(),
+            name: i.name.to_string(),
             state: i.state,
             qualifier: i.qualifier,
         }
@@ -274,7 +274,7 @@ fn row(snap: &mirante_domain::Snapshot, i: &Item) -> ItemRow {
         .unwrap_or_else(|| i.layer.to_string());
     ItemRow {
         id: i.id.to_string(),
-        name: i.name.clone(),
+        name: i.name.to_string(),
         state: i.state,
         qualifier: i.qualifier,
         sites: i.sites.iter().map(ToString::to_string).collect(),
@@ -298,7 +298,7 @@ fn after_names(snap: &mirante_domain::Snapshot, tasks: &[Task]) -> Vec<(String, 
             .iter()
             .find(|t| &t.id == id)
             .map(|t| t.title.clone())
-            .or_else(|| snap.item(id).map(|i| i.name.clone()));
+            .or_else(|| snap.item(id).map(|i| i.name.to_string()));
         if let Some(title) = title {
             out.push((id.clone(), title));
         }

@@ -329,7 +329,7 @@ proptest! {
         let got = file.items.iter().find(|i| i.id == item).unwrap();
         prop_assert_eq!(got.state, edit.state);
         prop_assert_eq!(got.qualifier, edit.qualifier);
-        prop_assert_eq!(&got.evidence, &edit.evidence);
+        prop_assert_eq!(&*got.evidence, edit.evidence.as_slice());
         // The head of the file and the other item keep their lines.
         prop_assert!(out.starts_with(&FILE[..FILE.find("items:").unwrap()]));
         let other = if item == "vyos-franca" { "  - id: vyos-sp\n    name: VyOS SP\n" } else { "  - id: vyos-franca   # the edge router\n" };

@@ -138,7 +138,7 @@ pub async fn preview_catalog_change(
     };
     Ok(Some(ChangePreviewPage {
         item: it.id.to_string(),
-        name: it.name.clone(),
+        name: it.name.to_string(),
         current,
         input: input.to_string(),
         outcome,

@@ -272,7 +272,7 @@ pub fn recent_changes(
                     item: item.clone(),
                     name: snapshot
                         .item(item)
-                        .map_or_else(|| item.clone(), |i| i.name.clone()),
+                        .map_or_else(|| item.clone(), |i| i.name.to_string()),
                     from: change.from,
                     to,
                     at: change.revision.date.clone(),
@@ -300,7 +300,7 @@ pub fn finding_names(
         if !names.iter().any(|(id, _)| *id == f.item)
             && let Some(i) = snap.item(&f.item)
         {
-            names.push((i.id.to_string(), i.name.clone()));
+            names.push((i.id.to_string(), i.name.to_string()));
         }
     }
     names
@@ -557,6 +557,6 @@ mod tests {
             ]
         );
         assert_eq!(s.top.len(), 2);
-        assert_eq!(s.names, [(item.id.to_string(), item.name.clone())]);
+        assert_eq!(s.names, [(item.id.to_string(), item.name.to_string())]);
     }
 }

@@ -75,7 +75,7 @@ pub async fn get_roadmap_graph(to: String) -> Result<GraphPage, ServerFnError> {
     let lang = use_context::<http::request::Parts>().map_or(crate::i18n::Lang::En, |p| {
         crate::i18n::from_headers(&p.headers)
     });
-    let title = crate::graph::title(lang, target.map(|i| i.name.as_str()));
+    let title = crate::graph::title(lang, target.map(|i| &*i.name));
     let path = target
         .and_then(|i| critical_path(&snap, &i.id))
         .unwrap_or_default()
@@ -92,7 +92,7 @@ pub async fn get_roadmap_graph(to: String) -> Result<GraphPage, ServerFnError> {
             .catalog()
             .items
             .iter()
-            .map(|i| (i.id.to_string(), i.name.clone()))
+            .map(|i| (i.id.to_string(), i.name.to_string()))
             .collect(),
     })
 }

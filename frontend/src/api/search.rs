@@ -113,7 +113,7 @@ pub async fn search(q: String) -> Result<SearchPage, ServerFnError> {
                 .iter()
                 .map(|i| FoundItem {
                     id: i.id.to_string(),
-                    name: i.name.clone(),
+                    name: i.name.to_string(),
                     state: i.state,
                     qualifier: i.qualifier,
                 })

@@ -77,7 +77,7 @@ pub fn ItemView() -> impl IntoView {
             let no_iac = it.state == State::Declared && it.iac.is_none();
             let item_id = it.id.to_string();
             view! {
-                <Title text=it.name.clone()/>
+                <Title text=it.name.to_string()/>
                 <nav class="crumbs">
                     <a href="/catalog">{i18n.tr("nav-catalog")}</a>
                     " / "
@@ -85,7 +85,7 @@ pub fn ItemView() -> impl IntoView {
                 </nav>
                 <header class="page-head">
                     <span class="kicker"><code>{it.id.to_string()}</code></span>
-                    <h1>{it.name.clone()}</h1>
+                    <h1>{it.name.to_string()}</h1>
                     <div class="state-line">
                         <StateBadge state=it.state qualifier=it.qualifier/>
                     </div>
@@ -95,7 +95,7 @@ pub fn ItemView() -> impl IntoView {
                 <div class="two-col">
                     <div>
                         {(!it.notes.is_empty())
-                            .then(|| view! { <p class="notes big">{it.notes.clone()}</p> })}
+                            .then(|| view! { <p class="notes big">{it.notes.to_string()}</p> })}
                         {it
                             .reason
                             .clone()
@@ -104,7 +104,7 @@ pub fn ItemView() -> impl IntoView {
                                     <div class="callout rejected">
                                         <strong>{i18n.tr("item-reason")}</strong>
                                         " "
-                                        {r}
+                                        {String::from(r)}
                                     </div>
                                 }
                             })}
@@ -116,7 +116,7 @@ pub fn ItemView() -> impl IntoView {
                                     <div class="callout deferred">
                                         <strong>{i18n.tr("item-criterion")}</strong>
                                         " "
-                                        {c}
+                                        {String::from(c)}
                                     </div>
                                 }
                             })}
@@ -147,8 +147,10 @@ pub fn ItemView() -> impl IntoView {
                                 view! {
                                     <p class="iac">
                                         <span class="badge ev">{i18n.tr("item-iac")}</span>
-                                        <code>{iac.path}</code>
-                                        {iac.key.map(|k| view! { " → " <code>{k}</code> })}
+                                        <code>{String::from(iac.path)}</code>
+                                        {iac
+                                            .key
+                                            .map(|k| view! { " → " <code>{String::from(k)}</code> })}
                                     </p>
                                 }
                             })}

@@ -81,7 +81,7 @@ pub fn ItemChange(item: Item) -> impl IntoView {
     let current = ItemFields {
         state: item.state,
         qualifier: item.qualifier,
-        evidence: item.evidence,
+        evidence: item.evidence.into_vec(),
     };
     let viewer = Resource::new(|| (), |_| get_viewer());
     view! {
@@ -201,8 +201,8 @@ fn ChangeForm(
                             <p class="iac">
                                 <span class="badge ev">{i18n.tr("item-iac")}</span>
                                 " "
-                                <code>{iac.path}</code>
-                                {iac.key.map(|k| view! { " → " <code>{k}</code> })}
+                                <code>{String::from(iac.path)}</code>
+                                {iac.key.map(|k| view! { " → " <code>{String::from(k)}</code> })}
                                 " "
                                 <span class="muted">{i18n.tr("change-iac-kept")}</span>
                             </p>

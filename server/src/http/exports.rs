@@ -355,7 +355,7 @@ async fn graph_svg(
     let roadmap = Roadmap::of(&snapshot);
     let graph = layered_graph(&snapshot, &roadmap, target.map(|i| i.id.as_str()));
     let lang = from_headers(&headers);
-    let title = mirante_frontend::graph::title(lang, target.map(|i| i.name.as_str()));
+    let title = mirante_frontend::graph::title(lang, target.map(|i| &*i.name));
     let suffix = format!(
         "{}-{}",
         target.map(|i| format!("-{}", i.id)).unwrap_or_default(),

@@ -123,7 +123,7 @@ impl PortalData for Portal {
                     item: r.item.clone(),
                     name: snapshot
                         .item(&r.item)
-                        .map_or_else(|| r.item.clone(), |i| i.name.clone()),
+                        .map_or_else(|| r.item.clone(), |i| i.name.to_string()),
                     kind: match r.kind {
                         CheckKind::Probe => "probe",
                         CheckKind::Argocd => "argocd",

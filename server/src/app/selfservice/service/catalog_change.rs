@@ -201,7 +201,7 @@ impl SelfService {
         Ok(Plan {
             preview: CatalogChangePreview {
                 item: item.id.to_string(),
-                name: item.name.clone(),
+                name: item.name.to_string(),
                 diff: unified_diff(&file, Some(&old), &new),
                 file,
                 base: self.base_branch.clone(),

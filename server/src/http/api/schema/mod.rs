@@ -53,28 +53,30 @@ mod tests {
             name: "I".into(),
             kind: ItemKind::Component,
             layer: "l0".into(),
-            sites: vec!["sp".into()],
-            hosts: vec!["h".into()],
+            sites: ["sp".into()].into(),
+            hosts: ["h".into()].into(),
             state: State::Validated,
             qualifier: Some(Qualifier::Partial),
             notes: "n".into(),
-            evidence: vec![Evidence::Reference {
+            evidence: [Evidence::Reference {
                 text: "t".into(),
                 url: Some("u".into()),
-            }],
+            }]
+            .into(),
             iac: Some(IacRef {
                 path: "p".into(),
                 key: Some("k".into()),
             }),
             reason: Some("r".into()),
             criterion: Some("c".into()),
-            depends_on: vec!["d".into()],
-            decisions: vec!["x".into()],
+            depends_on: ["d".into()].into(),
+            decisions: ["x".into()].into(),
             phase: Some("mvp".into()),
-            gpus: vec![Gpu {
+            gpus: [Gpu {
                 model: "A5000".into(),
                 count: Some(1),
-            }],
+            }]
+            .into(),
             kubernetes: Some(Box::new(KubernetesAccess {
                 api: "https://k".into(),
                 ca: None,
@@ -85,10 +87,10 @@ mod tests {
                     groups_prefix: "oidc:".into(),
                 },
             })),
-            gitops: Some(Gitops {
+            gitops: Some(Box::new(Gitops {
                 folder: "apps/sp/k".into(),
-            }),
-            tags: vec!["t".into()],
+            })),
+            tags: ["t".into()].into(),
         }
     }
 
