@@ -9,6 +9,8 @@
 //! needs a line. Server functions also run in-process while a page is rendered, where no
 //! middleware sees them: each asks [`access`] with its own path before it answers.
 
+use std::sync::LazyLock;
+
 use axum::http::Method;
 use mirante_domain::Role;
 
@@ -297,29 +299,35 @@ pub fn lookup(method: &Method, path: &str) -> Option<Access> {
 /// one with a literal segment where others have a parameter wins (`/api/v1/requests/preview`
 /// is that route, never `/api/v1/requests/{id}` with the id `preview`).
 fn lines_for(path: &str) -> impl Iterator<Item = &'static (Methods, &'static str, Access)> {
-    let best = ROUTES
-        .iter()
-        .map(|(_, pattern, _)| *pattern)
-        .filter(|pattern| matches(pattern, path))
-        .min_by(|a, b| specificity(a).cmp(specificity(b)));
-    ROUTES
-        .iter()
-        .filter(move |(_, pattern, _)| Some(*pattern) == best)
+    TREE.at(path)
+        .ok()
+        // A parameter is one non-empty segment: `/items//change` names no item.
+        .filter(|found| found.params.iter().all(|(_, value)| !value.is_empty()))
+        .into_iter()
+        .flat_map(|found| found.value.iter().map(|&line| &ROUTES[line]))
 }
 
-/// How general each segment of a pattern is: a literal (0) before a parameter (1) before a
-/// catch-all (2); the smaller sequence is the more specific pattern.
-fn specificity(pattern: &str) -> impl Iterator<Item = u8> {
-    pattern.split('/').map(|s| {
-        if s.starts_with("{*") {
-            2
-        } else if s.starts_with('{') {
-            1
-        } else {
-            0
+/// [`ROUTES`] as the router's own matcher (`matchit`, which axum routes with) holds it: each
+/// pattern once, with the indices of its lines in table order. A lookup walks the path's
+/// segments through a radix tree instead of trying every pattern, and prefers a literal
+/// segment to a parameter and a parameter to a catch-all, as the router does.
+static TREE: LazyLock<matchit::Router<Vec<usize>>> = LazyLock::new(|| {
+    let mut lines: Vec<(&str, Vec<usize>)> = Vec::new();
+    for (line, (_, pattern, _)) in ROUTES.iter().enumerate() {
+        match lines.iter_mut().find(|(p, _)| p == pattern) {
+            Some((_, of_pattern)) => of_pattern.push(line),
+            None => lines.push((pattern, vec![line])),
         }
-    })
-}
+    }
+    let mut tree = matchit::Router::new();
+    for (pattern, of_pattern) in lines {
+        if let Err(e) = tree.insert(pattern, of_pattern) {
+            // A unit test builds the tree from the table: this cannot reach a running server.
+            panic!("access table pattern {pattern}: {e}");
+        }
+    }
+    tree
+});
 
 /// What `method path` requires; a path the table does not know needs a session (server
 /// functions ask with their own path, which is always in the table).
@@ -406,39 +414,104 @@ pub fn decide(access: Access, caller: Caller, public_catalog: bool) -> Decision 
     }
 }
 
-/// Whether `path` matches `pattern` (`{x}` one non-empty segment, `{*x}` one or more).
-fn matches(pattern: &str, path: &str) -> bool {
-    let mut pat = pattern.split('/');
-    let mut segs = path.split('/');
-    loop {
-        match (pat.next(), segs.next()) {
-            (None, None) => return true,
-            (Some(p), Some(s)) if p.starts_with("{*") => return !s.is_empty() || segs.count() > 0,
-            (Some(p), Some(s)) if p.starts_with('{') => {
-                if s.is_empty() {
-                    return false;
-                }
-            }
-            (Some(p), Some(s)) if p == s => {}
-            _ => return false,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// The table's lines for `path` found the plain way: every pattern tried, segment by
+    /// segment (`{x}` one non-empty segment, `{*x}` one or more), the most specific kept.
+    fn lines_by_scan(path: &str) -> Vec<&'static (Methods, &'static str, Access)> {
+        fn matches(pattern: &str, path: &str) -> bool {
+            let mut pat = pattern.split('/');
+            let mut segs = path.split('/');
+            loop {
+                match (pat.next(), segs.next()) {
+                    (None, None) => return true,
+                    (Some(p), Some(s)) if p.starts_with("{*") => {
+                        return !s.is_empty() || segs.count() > 0;
+                    }
+                    (Some(p), Some(s)) if p.starts_with('{') => {
+                        if s.is_empty() {
+                            return false;
+                        }
+                    }
+                    (Some(p), Some(s)) if p == s => {}
+                    _ => return false,
+                }
+            }
+        }
+        // A literal (0) before a parameter (1) before a catch-all (2), segment by segment.
+        fn specificity(pattern: &str) -> impl Iterator<Item = u8> {
+            pattern.split('/').map(|s| {
+                if s.starts_with("{*") {
+                    2
+                } else if s.starts_with('{') {
+                    1
+                } else {
+                    0
+                }
+            })
+        }
+        let best = ROUTES
+            .iter()
+            .map(|(_, pattern, _)| *pattern)
+            .filter(|pattern| matches(pattern, path))
+            .min_by(|a, b| specificity(a).cmp(specificity(b)));
+        ROUTES
+            .iter()
+            .filter(|(_, pattern, _)| Some(*pattern) == best)
+            .collect()
+    }
+
+    fn pattern_for(path: &str) -> Option<&'static str> {
+        lines_for(path).next().map(|(_, pattern, _)| *pattern)
+    }
+
     #[test]
-    fn patterns_match_segments() {
-        assert!(matches("/", "/"));
-        assert!(matches("/items/{id}", "/items/vault"));
-        assert!(!matches("/items/{id}", "/items/"));
-        assert!(!matches("/items/{id}", "/items/a/b"));
-        assert!(matches("/pkg/{*path}", "/pkg/mirante.wasm"));
-        assert!(matches("/pkg/{*path}", "/pkg/a/b.js"));
-        assert!(!matches("/pkg/{*path}", "/pkg"));
-        assert!(!matches("/catalog", "/catalog/reload"));
+    fn parameters_take_one_non_empty_segment_and_a_catch_all_one_or_more() {
+        assert_eq!(pattern_for("/"), Some("/"));
+        assert_eq!(pattern_for("/items/vault"), Some("/items/{id}"));
+        assert_eq!(pattern_for("/items/"), None);
+        assert_eq!(pattern_for("/items/a/b"), None);
+        assert_eq!(pattern_for("/pkg/mirante.wasm"), Some("/pkg/{*path}"));
+        assert_eq!(pattern_for("/pkg/a/b.js"), Some("/pkg/{*path}"));
+        assert_eq!(pattern_for("/pkg"), None);
+        assert_eq!(pattern_for("/catalog/reload"), None);
+        assert_eq!(
+            pattern_for("/api/v1/requests/preview"),
+            Some("/api/v1/requests/preview")
+        );
+        assert_eq!(
+            pattern_for("/api/v1/requests/7"),
+            Some("/api/v1/requests/{id}")
+        );
+    }
+
+    /// Every pattern of the table, with its parameters filled in several ways, and the paths
+    /// one segment longer or shorter than each: the tree finds the lines the plain scan finds.
+    #[test]
+    fn the_tree_finds_the_lines_a_scan_of_every_pattern_finds() {
+        let fills = [
+            "x", "preview", "change", "a.b", "%2F", "é", "{id}", "a/b", "",
+        ];
+        let mut paths: Vec<String> = vec!["".into(), "//".into(), "/_fn".into(), "/_fn/".into()];
+        for (_, pattern, _) in ROUTES {
+            for fill in fills {
+                let path = pattern
+                    .split('/')
+                    .map(|s| if s.starts_with('{') { fill } else { s })
+                    .collect::<Vec<_>>()
+                    .join("/");
+                let shorter = path.rsplit_once('/').map(|(p, _)| p.to_string());
+                paths.extend([format!("{path}/"), format!("{path}/extra"), path]);
+                paths.extend(shorter);
+            }
+        }
+        assert!(paths.len() > 1000, "{}", paths.len());
+        for path in &paths {
+            let tree: Vec<_> = lines_for(path).collect();
+            assert_eq!(tree, lines_by_scan(path), "{path}");
+        }
     }
 
     #[test]
