@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 use mirante_domain::{Evidence, Priority, Qualifier, State, TaskKind, roadmap::Status};
 
-use crate::i18n::{t, use_i18n};
+use crate::i18n::{Lang, t, use_i18n};
 
 /// Translation key of a state's label.
 pub fn state_key(s: State) -> &'static str {
@@ -88,6 +88,27 @@ pub fn StateBadge(
                 </span>
             }
         })}
+    }
+}
+
+/// [`StateBadge`] written as HTML into `out`, for tables written as one fragment
+/// ([`crate::pages::catalog::ItemTable`]). The same markup, attribute for attribute, as the
+/// component's (a unit test compares them).
+pub fn state_badge_html(out: &mut String, lang: Lang, state: State, qualifier: Option<Qualifier>) {
+    use html_escape::{encode_double_quoted_attribute_to_string, encode_text_to_string};
+    out.push_str("<span title=\"");
+    encode_double_quoted_attribute_to_string(t(lang, state_help_key(state)), out);
+    out.push_str("\" class=\"badge state-");
+    out.push_str(state.as_str());
+    out.push_str("\"><span class=\"dot\" aria-hidden=\"true\"></span>");
+    encode_text_to_string(t(lang, state_key(state)), out);
+    out.push_str("</span>");
+    if let Some(q) = qualifier {
+        out.push_str("<span class=\"badge qualifier q-");
+        out.push_str(q.as_str());
+        out.push_str("\">");
+        encode_text_to_string(t(lang, qualifier_key(q)), out);
+        out.push_str("</span>");
     }
 }
 
@@ -481,6 +502,35 @@ mod tests {
         });
         let text = std::thread::spawn(move || title.get().to_string()).join();
         assert_eq!(text.ok().as_deref(), Some("Request #7"));
+        drop(owner);
+    }
+
+    /// The fragment's badge is the component's, in both languages, with and without a
+    /// qualifier (Leptos's hydration markers `<!>` aside).
+    #[cfg(feature = "ssr")]
+    #[test]
+    fn the_badge_written_as_html_is_the_badge_the_component_renders() {
+        use crate::i18n::{I18n, Lang};
+        use leptos::prelude::*;
+        use mirante_domain::{Qualifier, State};
+        let owner = Owner::new();
+        for lang in Lang::ALL {
+            for state in State::ALL {
+                for qualifier in std::iter::once(None).chain(Qualifier::ALL.map(Some)) {
+                    let rendered = owner.with(|| {
+                        provide_context(I18n::new(lang));
+                        view! { <super::StateBadge state qualifier/> }.to_html()
+                    });
+                    let mut written = String::new();
+                    super::state_badge_html(&mut written, lang, state, qualifier);
+                    assert_eq!(
+                        rendered.replace("<!>", ""),
+                        written,
+                        "{lang:?} {state:?} {qualifier:?}"
+                    );
+                }
+            }
+        }
         drop(owner);
     }
 

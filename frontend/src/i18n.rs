@@ -338,6 +338,11 @@ mod tests {
                 // Test code names keys in ways the scan would misread; it is not UI.
                 let text = whole.split("#[cfg(test)]").next().unwrap_or_default();
                 for (pos, _) in text.match_indices("tr(") {
+                    // `i18n.tr(`, not `push_str(` or `attr(`.
+                    let prev = text[..pos].chars().next_back().unwrap_or(' ');
+                    if prev.is_alphanumeric() || prev == '_' {
+                        continue;
+                    }
                     out.extend(literal(&text[pos + 3..]).map(str::to_string));
                 }
                 for call in ["t(", "t_args("] {

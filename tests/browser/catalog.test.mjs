@@ -43,7 +43,7 @@ test('the overview shows the layers-by-sites matrix of the demo catalog and hydr
   await page.close();
 });
 
-test('a filter click after hydration changes the list without a page navigation', async () => {
+test('a filter click after hydration changes the list without a page navigation, and a row opens its item without one', async () => {
   const page = await browser.context.newPage();
   const errors = watchErrors(page);
   await page.goto(`${portal.url}/catalog`, { waitUntil: 'load' });
@@ -75,6 +75,14 @@ test('a filter click after hydration changes the list without a page navigation'
   assert.equal(badges, rows, 'every row listed is validated');
   assert.ok(navigations <= 1, `history navigations only, got ${navigations}`);
   await page.screenshot({ path: `${SHOTS}catalog-validated.png`, fullPage: true });
+
+  // A row's link (written in the rows' HTML, not a view) is followed without a reload too.
+  const first = page.locator('table.items tbody tr a.item-name').first();
+  const href = await first.getAttribute('href');
+  await first.click();
+  await page.waitForURL((url) => url.pathname === href);
+  await page.locator('h1').first().waitFor();
+  assert.equal(await page.evaluate(() => window.__sameDocument), true, 'the item link reloaded the page');
   assert.deepEqual(errors, []);
   await page.close();
 });
@@ -136,9 +144,17 @@ test('the language switch turns the interface to Portuguese and remembers it', a
   await page.goto(`${portal.url}/catalog`, { waitUntil: 'load' });
   await waitForHydration(page);
   assert.equal(await page.getAttribute('html', 'lang'), 'en');
+  const firstBadge = page.locator('table.items tbody tr .badge').first();
+  assert.match(await firstBadge.innerText(), /^(Validated|Declared|Desired)$/);
   await page.locator('.lang-switch a[lang="pt-BR"]').click();
   await page.waitForFunction(() => document.documentElement.lang === 'pt-BR');
   assert.match(await page.locator('nav.nav').innerText(), /Catálogo/);
+  // The rows are written again in the new language, without a reload.
+  await page.waitForFunction(() =>
+    /^(Validado|Declarado|Desejado)$/.test(
+      document.querySelector('table.items tbody tr .badge')?.textContent ?? '',
+    ),
+  );
 
   await page.reload({ waitUntil: 'load' });
   assert.equal(await page.getAttribute('html', 'lang'), 'pt-BR', 'the choice survives a reload');

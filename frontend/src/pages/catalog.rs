@@ -8,8 +8,8 @@ use mirante_domain::{Qualifier, State};
 
 use crate::{
     api::{ItemRow, ListQuery, PAGE_SIZE, list_items, page_count},
-    components::{StateBadge, Wait, loaded, qualifier_key, state_key},
-    i18n::{t, t_args, use_i18n},
+    components::{Wait, loaded, qualifier_key, state_badge_html, state_key},
+    i18n::{Lang, t, t_args, use_i18n},
 };
 
 const KEYS: [&str; 6] = ["site", "layer", "state", "qualifier", "q", "page"];
@@ -286,12 +286,25 @@ fn Pager(page: usize, pages: usize) -> impl IntoView {
 }
 
 /// The table of item rows.
+///
+/// The rows are written as one HTML fragment ([`rows_html`]) rather than built as views: a
+/// catalog page shows up to [`PAGE_SIZE`] of them, and the server builds a page's view three
+/// times while it waits for the page's data (to find what the page reads, to check nothing
+/// new was read, to render), which for views of rows cost a third of the page's instructions
+/// (`docs/performance.md`, ADR 0031). Links in the fragment are plain `<a href>`, which the
+/// router still turns into in-page navigation.
 #[component]
 pub fn ItemTable(items: std::sync::Arc<[ItemRow]>) -> impl IntoView {
     let i18n = use_i18n();
     if items.is_empty() {
         return view! { <p class="muted empty-list">{i18n.tr("items-none")}</p> }.into_any();
     }
+    // On the server the language is fixed: the fragment is written once per build of the view.
+    // In the browser it follows the language switch.
+    #[cfg(feature = "ssr")]
+    let rows = rows_html(&items, i18n.lang());
+    #[cfg(not(feature = "ssr"))]
+    let rows = move || rows_html(&items, i18n.lang());
     view! {
         <div class="table-wrap">
             <table class="items">
@@ -303,46 +316,71 @@ pub fn ItemTable(items: std::sync::Arc<[ItemRow]>) -> impl IntoView {
                         <th>{i18n.tr("col-sites")}</th>
                     </tr>
                 </thead>
-                <tbody>
-                    {items
-                        .iter()
-                        .map(|it| {
-                            view! {
-                                <tr class="item-row" data-id=it.id.clone()>
-                                    <td>
-                                        <a class="item-name" href=format!("/items/{}", it.id)>
-                                            {it.name.clone()}
-                                        </a>
-                                        {(!it.summary.is_empty())
-                                            .then(|| view! { <div class="summary">{it.summary.clone()}</div> })}
-                                    </td>
-                                    <td class="nowrap">
-                                        <StateBadge state=it.state qualifier=it.qualifier/>
-                                    </td>
-                                    <td>
-                                        <a href=format!("/layers/{}", it.layer)>{it.layer_label.clone()}</a>
-                                    </td>
-                                    <td class="sites">
-                                        {if it.sites.is_empty() {
-                                            view! { <span class="muted">{i18n.tr("platform-wide")}</span> }
-                                                .into_any()
-                                        } else {
-                                            it.sites
-                                                .iter()
-                                                .map(|s| view! { <span class="site-tag">{s.clone()}</span> })
-                                                .collect_view()
-                                                .into_any()
-                                        }}
-                                    </td>
-                                </tr>
-                            }
-                        })
-                        .collect_view()}
-                </tbody>
+                <tbody inner_html=rows></tbody>
             </table>
         </div>
     }
     .into_any()
+}
+
+/// The rows of [`ItemTable`] as HTML, every value from the catalog escaped. Each row:
+///
+/// ```html
+/// <tr class="item-row" data-id="…"><td><a class="item-name" href="/items/…">name</a>
+///   <div class="summary">…</div></td><td class="nowrap">state badge</td>
+///   <td><a href="/layers/…">layer</a></td><td class="sites"><span class="site-tag">…</span></td></tr>
+/// ```
+pub fn rows_html(items: &[ItemRow], lang: Lang) -> String {
+    use html_escape::{
+        encode_double_quoted_attribute_to_string as attr, encode_text_to_string as text,
+    };
+    // A badge is the same for every row of its state and qualifier: written once each.
+    let mut badges: Vec<((State, Option<Qualifier>), String)> = Vec::new();
+    let platform_wide = t(lang, "platform-wide");
+    let mut out = String::with_capacity(items.len() * 640);
+    for it in items {
+        out.push_str("<tr class=\"item-row\" data-id=\"");
+        attr(&it.id, &mut out);
+        out.push_str("\"><td><a class=\"item-name\" href=\"/items/");
+        attr(&it.id, &mut out);
+        out.push_str("\">");
+        text(&it.name, &mut out);
+        out.push_str("</a>");
+        if !it.summary.is_empty() {
+            out.push_str("<div class=\"summary\">");
+            text(&it.summary, &mut out);
+            out.push_str("</div>");
+        }
+        out.push_str("</td><td class=\"nowrap\">");
+        let key = (it.state, it.qualifier);
+        match badges.iter().find(|(k, _)| *k == key) {
+            Some((_, badge)) => out.push_str(badge),
+            None => {
+                let mut badge = String::new();
+                state_badge_html(&mut badge, lang, it.state, it.qualifier);
+                out.push_str(&badge);
+                badges.push((key, badge));
+            }
+        }
+        out.push_str("</td><td><a href=\"/layers/");
+        attr(&it.layer, &mut out);
+        out.push_str("\">");
+        text(&it.layer_label, &mut out);
+        out.push_str("</a></td><td class=\"sites\">");
+        if it.sites.is_empty() {
+            out.push_str("<span class=\"muted\">");
+            text(&platform_wide, &mut out);
+            out.push_str("</span>");
+        } else {
+            for site in &it.sites {
+                out.push_str("<span class=\"site-tag\">");
+                text(site, &mut out);
+                out.push_str("</span>");
+            }
+        }
+        out.push_str("</td></tr>");
+    }
+    out
 }
 
 #[cfg(test)]
@@ -396,6 +434,80 @@ mod tests {
                 }
             }
         }
+    }
+
+    fn row(id: &str, name: &str, summary: &str, sites: &[&str]) -> ItemRow {
+        ItemRow {
+            id: id.into(),
+            name: name.into(),
+            state: State::Declared,
+            qualifier: Some(Qualifier::Partial),
+            sites: sites.iter().map(|s| s.to_string()).collect(),
+            layer: "l1".into(),
+            layer_label: "1 · Storage".into(),
+            summary: summary.into(),
+        }
+    }
+
+    #[test]
+    fn a_row_links_the_item_and_its_layer_and_shows_its_badge_and_sites() {
+        let html = rows_html(
+            &[row(
+                "ceph",
+                "Ceph & RBD",
+                "Block storage.",
+                &["sp", "franca"],
+            )],
+            Lang::En,
+        );
+        let mut badge = String::new();
+        state_badge_html(
+            &mut badge,
+            Lang::En,
+            State::Declared,
+            Some(Qualifier::Partial),
+        );
+        assert_eq!(
+            html,
+            format!(
+                "<tr class=\"item-row\" data-id=\"ceph\"><td><a class=\"item-name\" href=\"/items/ceph\">\
+                 Ceph &amp; RBD</a><div class=\"summary\">Block storage.</div></td><td class=\"nowrap\">{badge}\
+                 </td><td><a href=\"/layers/l1\">1 · Storage</a></td><td class=\"sites\">\
+                 <span class=\"site-tag\">sp</span><span class=\"site-tag\">franca</span></td></tr>"
+            )
+        );
+    }
+
+    #[test]
+    fn a_row_without_sites_or_summary_says_platform_wide_in_the_readers_language() {
+        let html = rows_html(&[row("x", "X", "", &[])], Lang::PtBr);
+        assert!(!html.contains("summary"), "{html}");
+        assert!(
+            html.contains(&format!(
+                "<span class=\"muted\">{}</span>",
+                t(Lang::PtBr, "platform-wide")
+            )),
+            "{html}"
+        );
+    }
+
+    #[test]
+    fn catalog_text_in_a_row_cannot_open_an_element_or_leave_an_attribute() {
+        let html = rows_html(
+            &[row(
+                "a\"><script>alert(1)</script>",
+                "<img src=x onerror=alert(1)>",
+                "</td></tr><tr><td>",
+                &["<b>sp</b>"],
+            )],
+            Lang::En,
+        );
+        for hostile in ["<script", "<img", "</td></tr><tr>", "<b>", "a\">"] {
+            assert!(!html.contains(hostile), "{hostile} in {html}");
+        }
+        // Exactly one row with its four cells.
+        assert_eq!(html.matches("<tr").count(), 1);
+        assert_eq!(html.matches("<td").count(), 4);
     }
 
     #[test]
