@@ -46,8 +46,10 @@ pub struct LayerRef {
     /// Name.
     pub name: String,
     /// Enclosing layer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,
     /// Whether it is a cross-cutting capability.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub capability: bool,
 }
 
@@ -124,14 +126,14 @@ pub struct SitePage {
     /// The site as the sites page shows it.
     pub view: SiteView,
     /// Every item at the site.
-    pub items: std::sync::Arc<[ItemRow]>,
+    pub items: ItemRows,
 }
 
 /// What the catalog list shows.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ItemsPage {
     /// The matching items on the page asked for, at most [`PAGE_SIZE`].
-    pub items: std::sync::Arc<[ItemRow]>,
+    pub items: ItemRows,
     /// How many items match in all.
     pub total: usize,
     /// The page shown, from 1; a page past the last shows the last.
@@ -139,10 +141,13 @@ pub struct ItemsPage {
     /// Sites for the filter bar: id and name.
     pub sites: Vec<(String, String)>,
     /// Layers for the filter bar.
-    pub layers: Vec<LayerRef>,
+    pub layers: std::sync::Arc<[LayerRef]>,
 }
 
 /// One row of the catalog list.
+///
+/// Up to a page of these travel in every list page's hydration data, so empty fields are left
+/// out of the JSON.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ItemRow {
     /// Item id.
@@ -152,15 +157,60 @@ pub struct ItemRow {
     /// State.
     pub state: State,
     /// Qualifier.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub qualifier: Option<Qualifier>,
     /// Site ids.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sites: Vec<String>,
-    /// Layer id.
+    /// Layer id; its label is in [`ItemRows::layers`].
     pub layer: String,
-    /// Layer label and name, for display.
-    pub layer_label: String,
     /// First line of the notes.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub summary: String,
+}
+
+/// The rows of an item table, with the layers they name (each once, for the rows' labels).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ItemRows {
+    /// The rows, in the table's order.
+    pub rows: std::sync::Arc<[ItemRow]>,
+    /// Every layer a row names.
+    pub layers: std::sync::Arc<[LayerRef]>,
+    /// The rows written as HTML on the server, once however many times the page's view is
+    /// built (`pages::catalog::ItemTable`). Shared by the clones of a page's data; never sent.
+    #[cfg(feature = "ssr")]
+    #[serde(skip)]
+    pub(crate) html: std::sync::Arc<std::sync::OnceLock<std::sync::Arc<str>>>,
+}
+
+impl PartialEq for ItemRows {
+    fn eq(&self, other: &Self) -> bool {
+        self.rows == other.rows && self.layers == other.layers
+    }
+}
+
+impl Eq for ItemRows {}
+
+impl ItemRows {
+    /// Rows with the layers they name.
+    pub fn new(rows: Vec<ItemRow>, layers: Vec<LayerRef>) -> Self {
+        ItemRows {
+            rows: rows.into(),
+            layers: layers.into(),
+            #[cfg(feature = "ssr")]
+            html: std::sync::Arc::default(),
+        }
+    }
+
+    /// Whether there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// How many rows there are.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
 }
 
 /// What a layer page shows.
@@ -173,7 +223,7 @@ pub struct LayerPage {
     /// Its sub-layers.
     pub children: Vec<LayerRef>,
     /// Items of the layer and its sub-layers, grouped by sub-layer id.
-    pub items: std::sync::Arc<[ItemRow]>,
+    pub items: ItemRows,
     /// Pending tasks.
     pub tasks: Vec<Task>,
     /// Names of what the tasks wait for (`after`): id and title.
@@ -266,12 +316,29 @@ fn snapshot() -> Result<std::sync::Arc<mirante_domain::Snapshot>, ServerFnError>
         .ok_or_else(|| ServerFnError::new("portal data is not available"))
 }
 
+/// Table rows for `items`, in their order, with the layers they name.
 #[cfg(feature = "ssr")]
-fn row(snap: &mirante_domain::Snapshot, i: &Item) -> ItemRow {
-    let layer_label = snap
-        .layer(&i.layer)
-        .map(|l| mirante_domain::layer_label(&l.number, &l.name))
-        .unwrap_or_else(|| i.layer.to_string());
+fn item_rows<'a>(
+    snap: &mirante_domain::Snapshot,
+    items: impl IntoIterator<Item = &'a Item>,
+) -> ItemRows {
+    let mut layers: Vec<LayerRef> = Vec::new();
+    let rows = items
+        .into_iter()
+        .map(|i| {
+            if !layers.iter().any(|l| l.id == i.layer.as_str())
+                && let Some(l) = snap.layer(&i.layer)
+            {
+                layers.push(LayerRef::from(l));
+            }
+            row(i)
+        })
+        .collect();
+    ItemRows::new(rows, layers)
+}
+
+#[cfg(feature = "ssr")]
+fn row(i: &Item) -> ItemRow {
     ItemRow {
         id: i.id.to_string(),
         name: i.name.to_string(),
@@ -279,7 +346,6 @@ fn row(snap: &mirante_domain::Snapshot, i: &Item) -> ItemRow {
         qualifier: i.qualifier,
         sites: i.sites.iter().map(ToString::to_string).collect(),
         layer: i.layer.to_string(),
-        layer_label,
         summary: i.notes.lines().next().unwrap_or_default().to_string(),
     }
 }
@@ -347,7 +413,7 @@ pub async fn list_items(query: ListQuery) -> Result<ItemsPage, ServerFnError> {
         found = snap.page_items(&filter, (page - 1).saturating_mul(PAGE_SIZE), PAGE_SIZE);
     }
     Ok(ItemsPage {
-        items: found.items.into_iter().map(|i| row(&snap, i)).collect(),
+        items: item_rows(&snap, found.items),
         total: found.total,
         page,
         sites: site_names(&snap),
@@ -376,7 +442,7 @@ pub async fn get_layer(id: String) -> Result<Option<LayerPage>, ServerFnError> {
             .and_then(|p| snap.layer(p))
             .map(LayerRef::from),
         children: snap.children(&id).into_iter().map(LayerRef::from).collect(),
-        items: snap.filter_items(&filter).map(|i| row(&snap, i)).collect(),
+        items: item_rows(&snap, snap.filter_items(&filter)),
         after_names: after_names(&snap, &tasks),
         tasks,
         decisions: snap.decisions_for_layer(&id).into_iter().cloned().collect(),
@@ -479,7 +545,7 @@ pub async fn get_site(id: String) -> Result<Option<SitePage>, ServerFnError> {
     };
     Ok(Some(SitePage {
         view: site_view(c, site),
-        items: snap.filter_items(&filter).map(|i| row(&snap, i)).collect(),
+        items: item_rows(&snap, snap.filter_items(&filter)),
     }))
 }
 
@@ -542,5 +608,52 @@ mod tests {
         assert_eq!(page_count(PAGE_SIZE), 1);
         assert_eq!(page_count(PAGE_SIZE + 1), 2);
         assert_eq!(page_count(10_000), 10_000usize.div_ceil(PAGE_SIZE));
+    }
+
+    #[test]
+    fn a_row_travels_without_its_empty_fields_and_reads_back_the_same() {
+        let bare = ItemRow {
+            id: "nfs".into(),
+            name: "NFS".into(),
+            state: State::Declared,
+            qualifier: None,
+            sites: Vec::new(),
+            layer: "1".into(),
+            summary: String::new(),
+        };
+        let json = serde_json::to_string(&bare).unwrap();
+        for absent in ["qualifier", "sites", "summary"] {
+            assert!(!json.contains(absent), "{absent} in {json}");
+        }
+        assert_eq!(serde_json::from_str::<ItemRow>(&json).unwrap(), bare);
+        let full = ItemRow {
+            qualifier: Some(Qualifier::InProgress),
+            sites: vec!["franca".into()],
+            summary: "Shared exports".into(),
+            ..bare
+        };
+        let json = serde_json::to_string(&full).unwrap();
+        assert_eq!(serde_json::from_str::<ItemRow>(&json).unwrap(), full);
+    }
+
+    #[test]
+    fn a_top_level_layer_travels_without_parent_or_capability_and_reads_back_the_same() {
+        let top = LayerRef {
+            id: "l1".into(),
+            number: "1".into(),
+            name: "Storage".into(),
+            parent: None,
+            capability: false,
+        };
+        let json = serde_json::to_string(&top).unwrap();
+        assert_eq!(json, r#"{"id":"l1","number":"1","name":"Storage"}"#);
+        assert_eq!(serde_json::from_str::<LayerRef>(&json).unwrap(), top);
+        let nested = LayerRef {
+            parent: Some("l1".into()),
+            capability: true,
+            ..top
+        };
+        let json = serde_json::to_string(&nested).unwrap();
+        assert_eq!(serde_json::from_str::<LayerRef>(&json).unwrap(), nested);
     }
 }

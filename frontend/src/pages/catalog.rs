@@ -7,7 +7,7 @@ use leptos_router::{components::Form, hooks::use_query_map, location::Url, param
 use mirante_domain::{Qualifier, State};
 
 use crate::{
-    api::{ItemRow, ListQuery, PAGE_SIZE, list_items, page_count},
+    api::{ItemRow, ItemRows, LayerRef, ListQuery, PAGE_SIZE, list_items, page_count},
     components::{Wait, loaded, qualifier_key, state_badge_html, state_key},
     i18n::{Lang, t, t_args, use_i18n},
 };
@@ -294,17 +294,22 @@ fn Pager(page: usize, pages: usize) -> impl IntoView {
 /// (`docs/performance.md`, ADR 0031). Links in the fragment are plain `<a href>`, which the
 /// router still turns into in-page navigation.
 #[component]
-pub fn ItemTable(items: std::sync::Arc<[ItemRow]>) -> impl IntoView {
+pub fn ItemTable(items: ItemRows) -> impl IntoView {
     let i18n = use_i18n();
     if items.is_empty() {
         return view! { <p class="muted empty-list">{i18n.tr("items-none")}</p> }.into_any();
     }
-    // On the server the language is fixed: the fragment is written once per build of the view.
-    // In the browser it follows the language switch.
+    // On the server the language is fixed: the fragment is written once a request, kept with
+    // the page's data for the view's other builds. In the browser it follows the language
+    // switch.
     #[cfg(feature = "ssr")]
-    let rows = rows_html(&items, i18n.lang());
+    let rows = std::sync::Arc::clone(
+        items
+            .html
+            .get_or_init(|| rows_html(&items.rows, &items.layers, i18n.lang()).into()),
+    );
     #[cfg(not(feature = "ssr"))]
-    let rows = move || rows_html(&items, i18n.lang());
+    let rows = move || rows_html(&items.rows, &items.layers, i18n.lang());
     view! {
         <div class="table-wrap">
             <table class="items">
@@ -330,12 +335,14 @@ pub fn ItemTable(items: std::sync::Arc<[ItemRow]>) -> impl IntoView {
 ///   <div class="summary">…</div></td><td class="nowrap">state badge</td>
 ///   <td><a href="/layers/…">layer</a></td><td class="sites"><span class="site-tag">…</span></td></tr>
 /// ```
-pub fn rows_html(items: &[ItemRow], lang: Lang) -> String {
+pub fn rows_html(items: &[ItemRow], layers: &[LayerRef], lang: Lang) -> String {
     use html_escape::{
         encode_double_quoted_attribute_to_string as attr, encode_text_to_string as text,
     };
-    // A badge is the same for every row of its state and qualifier: written once each.
+    // A badge is the same for every row of its state and qualifier, a layer's link text the
+    // same for every row of the layer: each written once.
     let mut badges: Vec<((State, Option<Qualifier>), String)> = Vec::new();
+    let mut labels: Vec<(&str, String)> = Vec::new();
     let platform_wide = t(lang, "platform-wide");
     let mut out = String::with_capacity(items.len() * 640);
     for it in items {
@@ -365,7 +372,20 @@ pub fn rows_html(items: &[ItemRow], lang: Lang) -> String {
         out.push_str("</td><td><a href=\"/layers/");
         attr(&it.layer, &mut out);
         out.push_str("\">");
-        text(&it.layer_label, &mut out);
+        match labels.iter().find(|(id, _)| *id == it.layer) {
+            Some((_, label)) => out.push_str(label),
+            None => {
+                // A layer the catalog does not hold (a dangling reference) shows its id.
+                let label = layers
+                    .iter()
+                    .find(|l| l.id == it.layer)
+                    .map_or_else(|| it.layer.clone(), LayerRef::label);
+                let mut escaped = String::new();
+                text(&label, &mut escaped);
+                out.push_str(&escaped);
+                labels.push((&it.layer, escaped));
+            }
+        }
         out.push_str("</a></td><td class=\"sites\">");
         if it.sites.is_empty() {
             out.push_str("<span class=\"muted\">");
@@ -444,9 +464,22 @@ mod tests {
             qualifier: Some(Qualifier::Partial),
             sites: sites.iter().map(|s| s.to_string()).collect(),
             layer: "l1".into(),
-            layer_label: "1 · Storage".into(),
             summary: summary.into(),
         }
+    }
+
+    fn layer(id: &str, number: &str, name: &str) -> LayerRef {
+        LayerRef {
+            id: id.into(),
+            number: number.into(),
+            name: name.into(),
+            parent: None,
+            capability: false,
+        }
+    }
+
+    fn storage() -> Vec<LayerRef> {
+        vec![layer("l0", "0", "Physical"), layer("l1", "1", "Storage")]
     }
 
     #[test]
@@ -458,6 +491,7 @@ mod tests {
                 "Block storage.",
                 &["sp", "franca"],
             )],
+            &storage(),
             Lang::En,
         );
         let mut badge = String::new();
@@ -480,7 +514,7 @@ mod tests {
 
     #[test]
     fn a_row_without_sites_or_summary_says_platform_wide_in_the_readers_language() {
-        let html = rows_html(&[row("x", "X", "", &[])], Lang::PtBr);
+        let html = rows_html(&[row("x", "X", "", &[])], &storage(), Lang::PtBr);
         assert!(!html.contains("summary"), "{html}");
         assert!(
             html.contains(&format!(
@@ -500,14 +534,46 @@ mod tests {
                 "</td></tr><tr><td>",
                 &["<b>sp</b>"],
             )],
+            &[layer("l1", "1", "<i>Storage</i>")],
             Lang::En,
         );
-        for hostile in ["<script", "<img", "</td></tr><tr>", "<b>", "a\">"] {
+        for hostile in ["<script", "<img", "</td></tr><tr>", "<b>", "a\">", "<i>"] {
             assert!(!html.contains(hostile), "{hostile} in {html}");
         }
         // Exactly one row with its four cells.
         assert_eq!(html.matches("<tr").count(), 1);
         assert_eq!(html.matches("<td").count(), 4);
+    }
+
+    #[test]
+    fn each_row_names_its_own_layer_and_a_layer_not_in_the_catalog_by_its_id() {
+        let mut physical = row("rack", "Rack", "", &[]);
+        physical.layer = "l0".into();
+        let mut lost = row("old", "Old", "", &[]);
+        lost.layer = "l9".into();
+        let rows = [
+            row("a", "A", "", &[]),
+            physical,
+            row("b", "B", "", &[]),
+            lost,
+        ];
+        let html = rows_html(&rows, &storage(), Lang::En);
+        let links: Vec<&str> = html
+            .match_indices("<a href=\"/layers/")
+            .map(|(at, _)| {
+                let rest = &html[at..];
+                &rest[..rest.find("</a>").unwrap()]
+            })
+            .collect();
+        assert_eq!(
+            links,
+            [
+                "<a href=\"/layers/l1\">1 · Storage",
+                "<a href=\"/layers/l0\">0 · Physical",
+                "<a href=\"/layers/l1\">1 · Storage",
+                "<a href=\"/layers/l9\">l9",
+            ]
+        );
     }
 
     #[test]
