@@ -132,7 +132,8 @@ pub struct SitePage {
 /// What the catalog list shows.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ItemsPage {
-    /// The matching items on the page asked for, at most [`PAGE_SIZE`].
+    /// The matching items on the page asked for, at most [`PAGE_SIZE`], with every layer of
+    /// the catalog (the rows' labels and the filter bar's layers, sent once).
     pub items: ItemRows,
     /// How many items match in all.
     pub total: usize,
@@ -140,8 +141,6 @@ pub struct ItemsPage {
     pub page: usize,
     /// Sites for the filter bar: id and name.
     pub sites: Vec<(String, String)>,
-    /// Layers for the filter bar.
-    pub layers: std::sync::Arc<[LayerRef]>,
 }
 
 /// One row of the catalog list.
@@ -174,7 +173,8 @@ pub struct ItemRow {
 pub struct ItemRows {
     /// The rows, in the table's order.
     pub rows: std::sync::Arc<[ItemRow]>,
-    /// Every layer a row names.
+    /// Every layer a row names, each once (the catalog page sends all the catalog's layers
+    /// here, which its filter bar lists too).
     pub layers: std::sync::Arc<[LayerRef]>,
     /// The rows written as HTML on the server, once however many times the page's view is
     /// built (`pages::catalog::ItemTable`). Shared by the clones of a page's data; never sent.
@@ -413,11 +413,13 @@ pub async fn list_items(query: ListQuery) -> Result<ItemsPage, ServerFnError> {
         found = snap.page_items(&filter, (page - 1).saturating_mul(PAGE_SIZE), PAGE_SIZE);
     }
     Ok(ItemsPage {
-        items: item_rows(&snap, found.items),
+        items: ItemRows::new(
+            found.items.into_iter().map(row).collect(),
+            snap.catalog().layers.iter().map(LayerRef::from).collect(),
+        ),
         total: found.total,
         page,
         sites: site_names(&snap),
-        layers: snap.catalog().layers.iter().map(LayerRef::from).collect(),
     })
 }
 

@@ -126,6 +126,40 @@ test('after a client-side navigation the focus is on the new page’s main headi
   await page.close();
 });
 
+test('a filter chip chosen from the keyboard keeps the focus and becomes the active one', async () => {
+  const page = await browsers.researcher.context.newPage();
+  const watch = watchPortal(page);
+  await page.goto(`${portal.url}/catalog`, { waitUntil: 'load' });
+  await waitForHydration(page);
+  await page.evaluate(() => {
+    window.__sameDocument = true;
+  });
+  const chip = page.locator('[data-filter="state"] a[data-value="validated"]');
+  const before = await chip.elementHandle();
+  await chip.focus();
+  await page.keyboard.press('Enter');
+  await page.waitForURL(`${portal.url}/catalog?state=validated`);
+  await watch.settle();
+  await page.waitForFunction(() => document.querySelector('[data-filter="state"] a.chip.active')?.dataset.value === 'validated');
+  // The same element, still focused: the chips were brought up to date, not written again.
+  assert.equal(await before.evaluate((el) => el === document.activeElement), true, 'the chip lost the focus');
+  assert.equal(await chip.getAttribute('aria-current'), 'true');
+  assert.equal(await page.locator('[data-filter="state"] a[aria-current]').count(), 1);
+  // The other groups' links now keep the state filter.
+  assert.equal(
+    await page.locator('[data-filter="qualifier"] a.chip').first().getAttribute('href'),
+    '/catalog?state=validated',
+  );
+  assert.equal(await page.evaluate(() => window.__sameDocument), true, 'the chip reloaded the page');
+  // The list follows: every row shown is validated.
+  await page.waitForFunction(() => {
+    const badges = [...document.querySelectorAll('tr.item-row .badge[class*="state-"]')];
+    return badges.length > 0 && badges.every((b) => b.classList.contains('state-validated'));
+  });
+  assert.deepEqual(watch.errors, []);
+  await page.close();
+});
+
 test('a focused primary button and an active chip show a ring that contrasts with the page', async () => {
   const page = await browsers.researcher.context.newPage();
   await page.goto(`${portal.url}/catalog`, { waitUntil: 'load' });

@@ -88,7 +88,90 @@ fn href_with(map: &ParamsMap, key: &'static str, value: Option<&str>) -> String 
     LinksFor::new(map, key).href(value)
 }
 
-/// One group of filter chips.
+/// One chip of a filter group: "any" (no value) or one of the group's options.
+#[derive(Debug, Clone, PartialEq)]
+struct Chip {
+    /// The option's value; `None` for the chip that clears the filter.
+    value: Option<String>,
+    /// What the chip says, in the reader's language.
+    text: String,
+    /// The list URL with this chip's filter set, the others kept.
+    href: String,
+    /// Whether the list is filtered by this chip now.
+    active: bool,
+}
+
+/// The chips of the filter group for `key`: "any" (saying `any`), then one per option.
+fn chips(
+    map: &ParamsMap,
+    key: &'static str,
+    any: String,
+    options: &[(String, String)],
+) -> Vec<Chip> {
+    let links = LinksFor::new(map, key);
+    let current = map.get_str(key);
+    let mut out = Vec::with_capacity(options.len() + 1);
+    out.push(Chip {
+        href: links.href(None),
+        active: current.is_none(),
+        value: None,
+        text: any,
+    });
+    out.extend(options.iter().map(|(value, text)| Chip {
+        href: links.href(Some(value)),
+        active: current == Some(value.as_str()),
+        value: Some(value.clone()),
+        text: text.clone(),
+    }));
+    out
+}
+
+/// A filter group's content as HTML, every value escaped:
+///
+/// ```html
+/// <span class="filter-label">Site</span><a href="/catalog" aria-current="true"
+///   class="chip active">Any</a><a href="/catalog?site=sp" data-value="sp" class="chip">SP</a>
+/// ```
+fn group_html(label: &str, chips: &[Chip]) -> String {
+    use html_escape::{
+        encode_double_quoted_attribute_to_string as attr, encode_text_to_string as text,
+    };
+    let mut out = String::with_capacity(64 + chips.len() * 96);
+    out.push_str("<span class=\"filter-label\">");
+    text(label, &mut out);
+    out.push_str("</span>");
+    for chip in chips {
+        out.push_str("<a href=\"");
+        attr(&chip.href, &mut out);
+        out.push('"');
+        if chip.active {
+            out.push_str(" aria-current=\"true\"");
+        }
+        if let Some(value) = &chip.value {
+            out.push_str(" data-value=\"");
+            attr(value, &mut out);
+            out.push('"');
+        }
+        out.push_str(if chip.active {
+            " class=\"chip active\">"
+        } else {
+            " class=\"chip\">"
+        });
+        text(&chip.text, &mut out);
+        out.push_str("</a>");
+    }
+    out
+}
+
+/// One group of filter chips: plain links (the router still turns them into in-page
+/// navigation; `<A>` would mark every chip as the current page, since they share the path).
+///
+/// The group is written as one HTML fragment ([`group_html`]) rather than built as views, for
+/// the reason the item rows are ([`ItemTable`]): the site and layer groups wait for the page's
+/// data, and the server builds what waits three times a request. The fragment is a memo, so
+/// it is written again only when the URL, the options or the language change. In the browser
+/// a change of filter updates the chips in place, so a chip chosen from the keyboard keeps
+/// the focus; other changes (the options, the language) write the group again.
 #[component]
 fn FilterGroup(
     label: &'static str,
@@ -98,43 +181,61 @@ fn FilterGroup(
 ) -> impl IntoView {
     let i18n = use_i18n();
     let query = use_query_map();
-    // Read once per change of the URL, not once per chip and attribute.
-    let current = Memo::new(move |_| query.with(|q| q.get(key)));
-    let links = Memo::new(move |_| query.with(|q| LinksFor::new(q, key)));
-    let is = move |value: Option<&str>| current.with(|c| c.as_deref() == value);
-    view! {
-        <div class="filter-group" data-filter=key>
-            <span class="filter-label">{i18n.tr(label)}</span>
-            // Plain links (the router still turns them into in-page navigation): `<A>` would
-            // mark every chip as the current page, since they share the path.
-            <a
-                href=move || links.with(|l| l.href(None))
-                class=move || if is(None) { "chip active" } else { "chip" }
-                aria-current=move || is(None).then_some("true")
-            >
-                {i18n.tr("filter-any")}
-            </a>
-            <For
-                each=move || options.get()
-                key=|(v, l)| (v.clone(), l.clone())
-                children=move |(value, text)| {
-                    let value: std::sync::Arc<str> = value.into();
-                    let v2 = value.clone();
-                    let v3 = value.clone();
-                    let data_value = value.to_string();
-                    view! {
-                        <a
-                            href=move || links.with(|l| l.href(Some(&value)))
-                            class=move || if is(Some(&v2)) { "chip active" } else { "chip" }
-                            aria-current=move || is(Some(&v3)).then_some("true")
-                            data-value=data_value
-                        >
-                            {text}
-                        </a>
-                    }
+    let chips = Memo::new(move |_| {
+        let any = t(i18n.lang(), "filter-any");
+        query.with(|q| options.with(|o| chips(q, key, any, o)))
+    });
+    let html = move || chips.with(|c| group_html(&t(i18n.lang(), label), c));
+    #[cfg(feature = "hydrate")]
+    {
+        let group = NodeRef::<leptos::html::Div>::new();
+        Effect::new(move |_| {
+            let label = t(i18n.lang(), label);
+            chips.with(|c| {
+                if let Some(el) = group.get() {
+                    update_group(&el, &label, c);
                 }
-            />
-        </div>
+            });
+        });
+        view! { <div class="filter-group" data-filter=key node_ref=group inner_html=html()></div> }
+    }
+    #[cfg(not(feature = "hydrate"))]
+    view! { <div class="filter-group" data-filter=key inner_html=html></div> }
+}
+
+/// Brings a filter group on screen up to date: when it shows the same chips (same values and
+/// texts), only their links and which one is active change, so the element that has the focus
+/// stays; otherwise the group is written again.
+#[cfg(feature = "hydrate")]
+fn update_group(el: &web_sys::HtmlDivElement, label: &str, chips: &[Chip]) {
+    let links = el.get_elements_by_tag_name("a");
+    let same_label = el
+        .first_element_child()
+        .is_some_and(|l| l.text_content().as_deref() == Some(label));
+    let same_chips = links.length() as usize == chips.len()
+        && chips.iter().enumerate().all(|(i, chip)| {
+            links.item(i as u32).is_some_and(|a| {
+                a.get_attribute("data-value") == chip.value
+                    && a.text_content().as_deref() == Some(chip.text.as_str())
+            })
+        });
+    if !(same_label && same_chips) {
+        el.set_inner_html(&group_html(label, chips));
+        return;
+    }
+    for (i, chip) in chips.iter().enumerate() {
+        let Some(a) = links.item(i as u32) else {
+            continue;
+        };
+        if a.get_attribute("href").as_deref() != Some(chip.href.as_str()) {
+            let _ = a.set_attribute("href", &chip.href);
+        }
+        a.set_class_name(if chip.active { "chip active" } else { "chip" });
+        let _ = if chip.active {
+            a.set_attribute("aria-current", "true")
+        } else {
+            a.remove_attribute("aria-current")
+        };
     }
 }
 
@@ -156,6 +257,7 @@ pub fn CatalogPage() -> impl IntoView {
     let layers = Signal::derive(move || {
         data.with(|d| match d {
             Some(Ok(p)) => p
+                .items
                 .layers
                 .iter()
                 .filter(|l| l.parent.is_none())
@@ -574,6 +676,80 @@ mod tests {
                 "<a href=\"/layers/l9\">l9",
             ]
         );
+    }
+
+    #[test]
+    fn a_filter_group_marks_the_chosen_chip_and_links_each_chip_with_the_other_filters() {
+        let m = map(&[("site", "sp"), ("state", "declared"), ("page", "2")]);
+        let options = [
+            ("validated".to_string(), "Validated".to_string()),
+            ("declared".to_string(), "Declared".to_string()),
+        ];
+        let found = chips(&m, "state", "Any".into(), &options);
+        assert_eq!(
+            found,
+            [
+                Chip {
+                    value: None,
+                    text: "Any".into(),
+                    href: "/catalog?site=sp".into(),
+                    active: false,
+                },
+                Chip {
+                    value: Some("validated".into()),
+                    text: "Validated".into(),
+                    href: "/catalog?site=sp&state=validated".into(),
+                    active: false,
+                },
+                Chip {
+                    value: Some("declared".into()),
+                    text: "Declared".into(),
+                    href: "/catalog?site=sp&state=declared".into(),
+                    active: true,
+                },
+            ]
+        );
+        assert_eq!(
+            group_html("State", &found),
+            "<span class=\"filter-label\">State</span>\
+             <a href=\"/catalog?site=sp\" class=\"chip\">Any</a>\
+             <a href=\"/catalog?site=sp&amp;state=validated\" data-value=\"validated\" class=\"chip\">Validated</a>\
+             <a href=\"/catalog?site=sp&amp;state=declared\" aria-current=\"true\" data-value=\"declared\" \
+             class=\"chip active\">Declared</a>"
+        );
+    }
+
+    #[test]
+    fn without_the_filter_only_the_any_chip_is_active_and_an_empty_value_marks_none() {
+        let options = [("sp".to_string(), "São Paulo".to_string())];
+        let unset = chips(&map(&[]), "site", "Any".into(), &options);
+        assert_eq!(
+            unset.iter().map(|c| c.active).collect::<Vec<_>>(),
+            [true, false]
+        );
+        // `?site=` (an emptied search form) filters nothing but names no chip either.
+        let empty = chips(&map(&[("site", "")]), "site", "Any".into(), &options);
+        assert!(empty.iter().all(|c| !c.active));
+    }
+
+    #[test]
+    fn catalog_text_in_a_filter_chip_cannot_open_an_element_or_leave_an_attribute() {
+        let options = [(
+            "a\"><script>alert(1)</script>".to_string(),
+            "<img src=x onerror=alert(1)>".to_string(),
+        )];
+        let found = chips(
+            &map(&[("q", "\"><b>")]),
+            "layer",
+            "<i>Any</i>".into(),
+            &options,
+        );
+        let html = group_html("<u>Layer</u>", &found);
+        for hostile in ["<script", "<img", "<b>", "<i>", "<u>", "a\">", "\"><"] {
+            assert!(!html.contains(hostile), "{hostile} in {html}");
+        }
+        assert_eq!(html.matches("<a ").count(), 2);
+        assert_eq!(html.matches("<span").count(), 1);
     }
 
     #[test]
