@@ -168,10 +168,11 @@ fn group_html(label: &str, chips: &[Chip]) -> String {
 ///
 /// The group is written as one HTML fragment ([`group_html`]) rather than built as views, for
 /// the reason the item rows are ([`ItemTable`]): the site and layer groups wait for the page's
-/// data, and the server builds what waits three times a request. The fragment is a memo, so
-/// it is written again only when the URL, the options or the language change. In the browser
-/// a change of filter updates the chips in place, so a chip chosen from the keyboard keeps
-/// the focus; other changes (the options, the language) write the group again.
+/// data, and the server builds what waits three times a request. The chips (their links above
+/// all) are a memo, computed again only when the URL, the options or the language change; the
+/// fragment is written from them. In the browser a change of filter updates the chips in
+/// place, so a chip chosen from the keyboard keeps the focus; other changes (the options, the
+/// language) write the group again.
 #[component]
 fn FilterGroup(
     label: &'static str,
