@@ -168,11 +168,11 @@ fn group_html(label: &str, chips: &[Chip]) -> String {
 ///
 /// The group is written as one HTML fragment ([`group_html`]) rather than built as views, for
 /// the reason the item rows are ([`ItemTable`]): the site and layer groups wait for the page's
-/// data, and the server builds what waits three times a request. The chips (their links above
-/// all) are a memo, computed again only when the URL, the options or the language change; the
-/// fragment is written from them. In the browser a change of filter updates the chips in
-/// place, so a chip chosen from the keyboard keeps the focus; other changes (the options, the
-/// language) write the group again.
+/// data, and the server builds what waits three times a request. On the server the fragment
+/// is a memo, written again only when the URL, the options or the language change. In the
+/// browser the chips are the memo: a change of filter updates them in place, so a chip chosen
+/// from the keyboard keeps the focus; other changes (the options, the language) write the
+/// group again.
 #[component]
 fn FilterGroup(
     label: &'static str,
@@ -182,13 +182,14 @@ fn FilterGroup(
 ) -> impl IntoView {
     let i18n = use_i18n();
     let query = use_query_map();
-    let chips = Memo::new(move |_| {
+    let chips_now = move || {
         let any = t(i18n.lang(), "filter-any");
         query.with(|q| options.with(|o| chips(q, key, any, o)))
-    });
-    let html = move || chips.with(|c| group_html(&t(i18n.lang(), label), c));
+    };
     #[cfg(feature = "hydrate")]
     {
+        let chips = Memo::new(move |_| chips_now());
+        let html = move || chips.with(|c| group_html(&t(i18n.lang(), label), c));
         let group = NodeRef::<leptos::html::Div>::new();
         Effect::new(move |_| {
             let label = t(i18n.lang(), label);
@@ -200,8 +201,15 @@ fn FilterGroup(
         });
         view! { <div class="filter-group" data-filter=key node_ref=group inner_html=html()></div> }
     }
+    // The server keeps the fragment itself: written again only when the chips change, and
+    // reused by each build of the page that reads it.
     #[cfg(not(feature = "hydrate"))]
-    view! { <div class="filter-group" data-filter=key inner_html=html></div> }
+    {
+        let html = Memo::new(move |_| {
+            std::sync::Arc::<str>::from(group_html(&t(i18n.lang(), label), &chips_now()))
+        });
+        view! { <div class="filter-group" data-filter=key inner_html=html></div> }
+    }
 }
 
 /// Brings a filter group on screen up to date: when it shows the same chips (same values and
