@@ -159,3 +159,45 @@ test('at 390 px the header folds behind a Menu button and scrolls away with the 
     assert.equal(await page.locator('header.topbar nav').isVisible(), false);
   });
 });
+
+test('at 390 px a filter group scrolls to its active chip, on opening the list and after going back', async () => {
+  await onAPhone(async (page, watch) => {
+    /** Whether the active chip of the layer group lies in the group's visible width, right of
+     * the group's name, which stays at the left edge while the chips scroll under it. */
+    const activeLayer = () => page.locator('[data-filter=layer]').evaluate((group) => {
+      const chip = group.querySelector('a[aria-current]');
+      const g = group.getBoundingClientRect();
+      const label = group.querySelector('.filter-label').getBoundingClientRect();
+      const c = chip.getBoundingClientRect();
+      return {
+        value: chip.dataset.value ?? null,
+        named: label.left >= g.left && label.left - g.left < 1,
+        shown: c.left >= label.right && c.right <= g.right,
+        scrolls: group.scrollWidth > group.clientWidth,
+      };
+    });
+
+    // Opened with the last layer chosen: its chip is on screen, and the page itself did not move.
+    await page.goto(`${portal.url}/catalog?layer=l8`, { waitUntil: 'load' });
+    await waitForHydration(page);
+    assert.deepEqual(await activeLayer(), { value: 'l8', named: true, shown: true, scrolls: true });
+    assert.equal(await page.evaluate(() => window.scrollY), 0);
+
+    // Swiped back to the first layers, one is chosen, then the browser's back button: the list
+    // is by the last layer again, and the group brings its chip back into view.
+    await page.locator('[data-filter=layer]').evaluate((group) => { group.scrollLeft = 0; });
+    await page.locator('[data-filter=layer] a[data-value=l0]').click();
+    await page.waitForURL(`${portal.url}/catalog?layer=l0`, { waitUntil: 'commit' });
+    await watch.settle();
+    assert.deepEqual(await activeLayer(), { value: 'l0', named: true, shown: true, scrolls: true });
+    await page.goBack({ waitUntil: 'commit' });
+    await page.waitForURL(`${portal.url}/catalog?layer=l8`, { waitUntil: 'commit' });
+    await watch.settle();
+    await page.waitForFunction(() => document.querySelector('[data-filter=layer] a[data-value=l8]')?.getAttribute('aria-current') === 'true');
+    assert.deepEqual(await activeLayer(), { value: 'l8', named: true, shown: true, scrolls: true });
+    // The list followed: every row shown is on that layer or one of its sublayers (l8a…).
+    const layers = await page.locator('tr.item-row td:nth-child(3) a').evaluateAll((links) => links.map((a) => a.getAttribute('href')));
+    assert.ok(layers.length > 0);
+    for (const href of layers) assert.match(href, /^\/layers\/l8[a-z]?$/);
+  });
+});

@@ -171,8 +171,8 @@ fn group_html(label: &str, chips: &[Chip]) -> String {
 /// data, and the server builds what waits three times a request. On the server the fragment
 /// is a memo, written again only when the URL, the options or the language change. In the
 /// browser the chips are the memo: a change of filter updates them in place, so a chip chosen
-/// from the keyboard keeps the focus; other changes (the options, the language) write the
-/// group again.
+/// from the keyboard keeps the focus, and the active chip is scrolled into view
+/// (`reveal_active_chip`); other changes (the options, the language) write the group again.
 #[component]
 fn FilterGroup(
     label: &'static str,
@@ -196,6 +196,7 @@ fn FilterGroup(
             chips.with(|c| {
                 if let Some(el) = group.get() {
                     update_group(&el, &label, c);
+                    reveal_active_chip(&el);
                 }
             });
         });
@@ -246,6 +247,37 @@ fn update_group(el: &web_sys::HtmlDivElement, label: &str, chips: &[Chip]) {
             a.remove_attribute("aria-current")
         };
     }
+}
+
+/// Scrolls a filter group sideways, when it is narrower than its chips (on a phone each group
+/// is one row that scrolls), so that its active chip is on screen: a list opened with the last
+/// layer chosen shows that chip, not only the first ones. Only the group scrolls, never the page.
+#[cfg(feature = "hydrate")]
+fn reveal_active_chip(el: &web_sys::HtmlDivElement) {
+    if el.scroll_width() <= el.client_width() {
+        return;
+    }
+    let Ok(Some(chip)) = el.query_selector("a[aria-current]") else {
+        return;
+    };
+    let (group, chip) = (
+        el.get_bounding_client_rect(),
+        chip.get_bounding_client_rect(),
+    );
+    // The group's name stays at its left edge (sticky); the chips show right of it.
+    let left = el.first_element_child().map_or(group.left(), |label| {
+        label.get_bounding_client_rect().right()
+    });
+    // Some room around the chip, so that its neighbours show there is more to scroll to.
+    let margin = 24.0;
+    let shift = if chip.left() < left {
+        chip.left() - left - margin
+    } else if chip.right() > group.right() {
+        chip.right() - group.right() + margin
+    } else {
+        return;
+    };
+    el.set_scroll_left(el.scroll_left() + shift.round() as i32);
 }
 
 /// The catalog list page.
