@@ -201,3 +201,34 @@ test('at 390 px a filter group scrolls to its active chip, on opening the list a
     for (const href of layers) assert.match(href, /^\/layers\/l8[a-z]?$/);
   });
 });
+
+test('at 390 px in Portuguese each catalog row is a card whose cells all lie on screen, and its name opens the item', async () => {
+  await onAPhone(async (page, watch) => {
+    await page.context().addCookies([{ name: 'mirante_lang', value: 'pt-BR', url: portal.url }]);
+    await page.goto(`${portal.url}/catalog`, { waitUntil: 'load' });
+    await waitForHydration(page);
+
+    const table = page.locator('table.items');
+    assert.deepEqual(await table.locator('thead th').allTextContents(), ['Item', 'Estado', 'Camada', 'Sites']);
+    // The column names are kept for screen readers, not shown.
+    const head = await table.locator('thead').boundingBox();
+    assert.ok(head.height <= 1, `the header row is ${head.height} px tall`);
+    const wrap = await table.evaluate((t) => ({ scroll: t.parentElement.scrollWidth, client: t.parentElement.clientWidth }));
+    assert.ok(wrap.scroll <= wrap.client, `the table scrolls sideways: ${wrap.scroll} > ${wrap.client}`);
+    const cells = await table.locator('tbody td').evaluateAll((tds) => tds.map((td) => {
+      const box = td.getBoundingClientRect();
+      return { text: td.textContent, left: box.left, right: box.right };
+    }));
+    assert.ok(cells.length >= 4 * 10, `${cells.length} cells`);
+    for (const cell of cells) {
+      assert.ok(cell.left >= 0 && cell.right <= 390, `"${cell.text}" lies at ${cell.left}..${cell.right}`);
+    }
+
+    const first = table.locator('tr.item-row').first();
+    const id = await first.getAttribute('data-id');
+    await first.locator('a.item-name').click();
+    await page.waitForURL(`${portal.url}/items/${id}`, { waitUntil: 'commit' });
+    await watch.settle();
+    assert.equal(await page.locator('html').getAttribute('lang'), 'pt-BR');
+  });
+});
