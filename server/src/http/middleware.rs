@@ -1,7 +1,7 @@
 //! Every layer the HTTP server wraps around its routes, in one place.
 //!
 //! Outermost first: request id, tracing, request-id propagation to the response, timeout,
-//! compression, security headers.
+//! compression (streaming, then whole bodies), security headers.
 //!
 //! ## Compression
 //! Responses of at least [`COMPRESS_MIN_BYTES`] are gzipped at the fastest level when the
@@ -9,6 +9,12 @@
 //! bytes saved (an item by id is ~500 bytes), and at the default level compressing a list page
 //! cost more CPU than building it; the fastest level still shrinks a 50-item JSON list about 8
 //! times and a catalog page about 14 times.
+//!
+//! Two layers share the work. The inner one, [`compression::gzip_whole_bodies`], takes the
+//! bodies of up to [`compression::WHOLE_MAX_BYTES`] (every page and API answer) and compresses
+//! each in one call with a compressor its thread keeps; tower-http's layer around it streams
+//! what is left (a longer body: the debug bundle, a large export) and leaves alone what the
+//! inner one already encoded (ADR 0033).
 //!
 //! ## Content Security Policy
 //! The UI is Leptos with server-side rendering and hydration. Hydration loads a wasm module
@@ -54,6 +60,8 @@ use tower_http::{
     timeout::TimeoutLayer,
     trace::TraceLayer,
 };
+
+use super::compression;
 
 /// The policy of every response that is not a UI page: no inline script at all.
 pub(crate) const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; \
@@ -119,6 +127,7 @@ pub(crate) fn apply(router: Router, request_timeout: Duration, https: bool) -> R
                 .quality(CompressionLevel::Fastest)
                 .compress_when(DefaultPredicate::new().and(SizeAbove::new(COMPRESS_MIN_BYTES))),
         )
+        .layer(axum::middleware::from_fn(compression::gzip_whole_bodies))
         .layer(SetResponseHeaderLayer::if_not_present(
             header::X_CONTENT_TYPE_OPTIONS,
             HeaderValue::from_static("nosniff"),
@@ -391,6 +400,63 @@ mod tests {
         assert_eq!(encoding.as_deref(), Some("gzip"));
         assert_eq!(&body[..2], [0x1f, 0x8b], "a gzip stream");
         assert!(body.len() < 1000, "{} bytes", body.len());
+    }
+
+    #[tokio::test]
+    async fn a_page_is_gzipped_once_whole_and_a_longer_body_as_a_stream() {
+        use std::io::Read;
+
+        let page = "<p>an item</p>".repeat(400);
+        let long = "a line of an export\n".repeat(2 * compression::WHOLE_MAX_BYTES / 20);
+        let (page_body, long_body) = (page.clone(), long.clone());
+        let router = Router::new()
+            .route(
+                "/page",
+                axum::routing::get(move || async move { axum::response::Html(page_body) }),
+            )
+            .route(
+                "/long",
+                axum::routing::get(move || async move {
+                    let pieces: Vec<Result<String, std::io::Error>> = long_body
+                        .as_bytes()
+                        .chunks(64 * 1024)
+                        .map(|c| Ok(String::from_utf8(c.to_vec()).unwrap()))
+                        .collect();
+                    (
+                        [(header::CONTENT_TYPE, "text/plain")],
+                        Body::from_stream(futures_util::stream::iter(pieces)),
+                    )
+                }),
+            );
+        let router = apply(router, Duration::from_secs(5), false);
+
+        for (path, sent, whole) in [("/page", &page, true), ("/long", &long, false)] {
+            let response = router
+                .clone()
+                .oneshot(
+                    Request::get(path)
+                        .header(header::ACCEPT_ENCODING, "gzip, deflate, br")
+                        .body(Body::empty())
+                        .unwrap(),
+                )
+                .await
+                .unwrap();
+            let headers = response.headers().clone();
+            assert_eq!(headers[header::CONTENT_ENCODING], "gzip", "{path}");
+            let vary: Vec<_> = headers.get_all(header::VARY).iter().collect();
+            assert_eq!(vary, ["accept-encoding"], "{path}");
+            assert_eq!(
+                headers.contains_key(header::CONTENT_LENGTH),
+                whole,
+                "{path}"
+            );
+            let body = to_bytes(response.into_body(), usize::MAX).await.unwrap();
+            let mut text = String::new();
+            flate2::read::GzDecoder::new(&body[..])
+                .read_to_string(&mut text)
+                .unwrap();
+            assert_eq!(&text, sent, "{path}: compressed once, nothing lost");
+        }
     }
 
     #[test]

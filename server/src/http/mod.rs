@@ -5,6 +5,7 @@
 
 pub(crate) mod api;
 pub mod auth;
+pub(crate) mod compression;
 pub(crate) mod error;
 pub(crate) mod exports;
 pub(crate) mod middleware;
