@@ -13,10 +13,10 @@
 //! What it takes: a response to a request that accepts gzip, of a type worth compressing (as
 //! tower-http's default predicate decides: not an image, not an event stream, not gRPC),
 //! without a `Content-Encoding` of its own, and whose body is at least
-//! [`COMPRESS_MIN_BYTES`] and at most [`WHOLE_MAX_BYTES`]. A body that turns out longer, or
-//! fails while it is read, goes on as it came, with nothing lost: tower-http's layer around
-//! this one then compresses it as a stream (the bundle without precompressed copies, a large
-//! export), or passes the failure on.
+//! [`COMPRESS_MIN_BYTES`] and at most [`WHOLE_MAX_BYTES`]. A body that turns out longer, carries
+//! trailers or fails while it is read goes on as it came, frame for frame: tower-http's layer
+//! around this one then compresses it as a stream (the bundle without precompressed copies, a
+//! large export), or passes the failure on.
 
 use std::{cell::RefCell, collections::VecDeque, pin::Pin};
 
@@ -29,6 +29,8 @@ use axum::{
 };
 use flate2::{Compress, Compression, FlushCompress, Status};
 use futures_util::{StreamExt, stream};
+use http_body_util::{BodyStream, StreamBody};
+use hyper::body::Frame;
 use tower_http::compression::predicate::{DefaultPredicate, Predicate};
 
 use super::middleware::COMPRESS_MIN_BYTES;
@@ -145,8 +147,8 @@ fn worth_compressing(response: &Response) -> bool {
         && DefaultPredicate::new().should_compress(response)
 }
 
-/// A body read to its end, or given back as it came when it is longer than
-/// [`WHOLE_MAX_BYTES`] or fails while it is read.
+/// A body read to its end, or given back as it came (the same frames in the same order) when
+/// it is longer than [`WHOLE_MAX_BYTES`], carries trailers or fails while it is read.
 enum Whole {
     Body(Bytes),
     Not(Body),
@@ -166,17 +168,12 @@ async fn read_whole(mut body: Body) -> Whole {
                     length += data.len();
                     chunks.push_back(data);
                     if length > WHOLE_MAX_BYTES {
-                        return Whole::Not(resume(chunks, body));
+                        return Whole::Not(resume(chunks, None, body));
                     }
                 }
-                // Trailers: the body is not plain data; it goes on as it is.
-                Err(_) => return Whole::Not(resume(chunks, body)),
+                Err(trailers) => return Whole::Not(resume(chunks, Some(Ok(trailers)), body)),
             },
-            Some(Err(error)) => {
-                let failed = stream::iter(chunks.into_iter().map(Ok))
-                    .chain(stream::once(async move { Err(error) }));
-                return Whole::Not(Body::from_stream(failed));
-            }
+            Some(Err(error)) => return Whole::Not(resume(chunks, Some(Err(error)), Body::empty())),
         }
     }
     Whole::Body(match chunks.len() {
@@ -192,9 +189,18 @@ async fn read_whole(mut body: Body) -> Whole {
     })
 }
 
-/// The chunks already read, then the rest of `body`.
-fn resume(chunks: VecDeque<Bytes>, body: Body) -> Body {
-    Body::from_stream(stream::iter(chunks.into_iter().map(Ok)).chain(body.into_data_stream()))
+/// The data already read, then the frame (or failure) that stopped the reading, then the rest
+/// of the body.
+fn resume(
+    read: VecDeque<Bytes>,
+    stopped_at: Option<Result<Frame<Bytes>, axum::Error>>,
+    rest: Body,
+) -> Body {
+    let read = stream::iter(read.into_iter().map(|data| Ok(Frame::data(data))));
+    let frames = read
+        .chain(stream::iter(stopped_at))
+        .chain(BodyStream::new(rest));
+    Body::new(StreamBody::new(frames))
 }
 
 /// `bytes` as one gzip stream, with `compressor` reset first; `None` if zlib-rs reports an
@@ -220,7 +226,7 @@ fn gzip(compressor: &mut Compress, bytes: &[u8]) -> Option<Vec<u8>> {
 mod tests {
     use std::io::Read;
 
-    use axum::{Router, body::to_bytes, routing::get};
+    use axum::{Router, body::to_bytes, routing};
     use tower::ServiceExt;
 
     use super::*;
@@ -231,7 +237,7 @@ mod tests {
         Router::new()
             .route(
                 "/body",
-                get(move || {
+                routing::get(move || {
                     let body = body.lock().unwrap().take().unwrap_or_default();
                     async move {
                         Response::builder()
@@ -244,8 +250,9 @@ mod tests {
             .layer(axum::middleware::from_fn(gzip_whole_bodies))
     }
 
-    async fn get_body(router: Router, accept: &str) -> (axum::http::response::Parts, Bytes) {
-        let response = router
+    /// The answer to `GET /body` asked with `Accept-Encoding: accept`.
+    async fn get(router: Router, accept: &str) -> Response {
+        router
             .oneshot(
                 Request::get("/body")
                     .header(header::ACCEPT_ENCODING, accept)
@@ -253,7 +260,11 @@ mod tests {
                     .unwrap(),
             )
             .await
-            .unwrap();
+            .unwrap()
+    }
+
+    async fn get_body(router: Router, accept: &str) -> (axum::http::response::Parts, Bytes) {
+        let response = get(router, accept).await;
         let (parts, body) = response.into_parts();
         (parts, to_bytes(body, usize::MAX).await.unwrap())
     }
@@ -329,7 +340,7 @@ mod tests {
         let encoded = Router::new()
             .route(
                 "/body",
-                get(|| async {
+                routing::get(|| async {
                     (
                         [(header::CONTENT_ENCODING, "br")],
                         "already brotli ".repeat(200),
@@ -378,15 +389,7 @@ mod tests {
             Err(std::io::Error::other("the database went away")),
         ];
         let router = answering("text/html", Body::from_stream(stream::iter(pieces)));
-        let response = router
-            .oneshot(
-                Request::get("/body")
-                    .header(header::ACCEPT_ENCODING, "gzip")
-                    .body(Body::empty())
-                    .unwrap(),
-            )
-            .await
-            .unwrap();
+        let response = get(router, "gzip").await;
         assert_eq!(response.headers().get(header::CONTENT_ENCODING), None);
         let mut body = response.into_body();
         let first = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx))
@@ -404,6 +407,33 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("the database went away")
+        );
+    }
+
+    #[tokio::test]
+    async fn a_body_with_trailers_goes_on_with_its_data_and_trailers() {
+        use http_body_util::BodyExt;
+
+        let mut trailers = HeaderMap::new();
+        trailers.insert("x-checksum", HeaderValue::from_static("abc"));
+        let frames: Vec<Result<Frame<Bytes>, std::io::Error>> = vec![
+            Ok(Frame::data(Bytes::from(
+                "data before the trailers ".repeat(100),
+            ))),
+            Ok(Frame::trailers(trailers.clone())),
+        ];
+        let router = answering(
+            "text/plain",
+            Body::new(StreamBody::new(stream::iter(frames))),
+        );
+        let response = get(router, "gzip").await;
+
+        assert_eq!(response.headers().get(header::CONTENT_ENCODING), None);
+        let collected = response.into_body().collect().await.unwrap();
+        assert_eq!(collected.trailers(), Some(&trailers));
+        assert_eq!(
+            collected.to_bytes(),
+            "data before the trailers ".repeat(100).as_bytes()
         );
     }
 
