@@ -10,10 +10,10 @@
 //! its `Content-Length`. A gzipped catalog page then costs ~6 % less server CPU and a 50-item
 //! list ~9 % less, for the same bytes (ADR 0033, `docs/performance.md`).
 //!
-//! What it takes: a response to a request that accepts gzip, of a type worth compressing (as
-//! tower-http's default predicate decides: not an image, not an event stream, not gRPC),
-//! without a `Content-Encoding` of its own, and whose body is at least
-//! [`COMPRESS_MIN_BYTES`] and at most [`WHOLE_MAX_BYTES`]. A body that turns out longer, carries
+//! What it takes: a response to a request that accepts gzip, that tower-http's layer would
+//! compress too ([`compressible`]: not an image, not an event stream, not gRPC), without a
+//! `Content-Encoding` of its own, and whose body is at least [`COMPRESS_MIN_BYTES`] and at
+//! most [`WHOLE_MAX_BYTES`]. A body that turns out longer, carries
 //! trailers or fails while it is read goes on as it came, frame for frame: tower-http's layer
 //! around this one then compresses it as a stream (the bundle without precompressed copies, a
 //! large export), or passes the failure on.
@@ -31,9 +31,9 @@ use flate2::{Compress, Compression, FlushCompress, Status};
 use futures_util::{StreamExt, stream};
 use http_body_util::{BodyStream, StreamBody};
 use hyper::body::Frame;
-use tower_http::compression::predicate::{DefaultPredicate, Predicate};
+use tower_http::compression::predicate::Predicate;
 
-use super::middleware::COMPRESS_MIN_BYTES;
+use super::middleware::{COMPRESS_MIN_BYTES, compressible};
 
 /// Largest body compressed whole, in bytes. Compressing it takes about 1 ms at gzip's fastest
 /// level; anything longer streams through tower-http's layer so that no one response holds a
@@ -130,7 +130,7 @@ fn weight(text: &str) -> Option<u16> {
 }
 
 /// Whether the response may be gzipped at all: no encoding of its own, a status that has a
-/// body, a type worth compressing and a body that is not known to be too short.
+/// body, and what tower-http's layer would take ([`compressible`]).
 fn worth_compressing(response: &Response) -> bool {
     let status = response.status();
     let headers = response.headers();
@@ -139,12 +139,7 @@ fn worth_compressing(response: &Response) -> bool {
         || status == StatusCode::NOT_MODIFIED
         || headers.contains_key(header::CONTENT_ENCODING)
         || headers.contains_key(header::CONTENT_RANGE))
-        && response
-            .body()
-            .size_hint()
-            .upper()
-            .is_none_or(|n| n >= u64::from(COMPRESS_MIN_BYTES))
-        && DefaultPredicate::new().should_compress(response)
+        && compressible().should_compress(response)
 }
 
 /// A body read to its end, or given back as it came (the same frames in the same order) when

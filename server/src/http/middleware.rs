@@ -52,7 +52,7 @@ use tower_http::{
     CompressionLevel,
     compression::{
         CompressionLayer,
-        predicate::{DefaultPredicate, Predicate, SizeAbove},
+        predicate::{And, DefaultPredicate, Predicate, SizeAbove},
     },
     request_id::{MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer},
     services::ServeDir,
@@ -91,6 +91,12 @@ const HSTS: &str = "max-age=63072000";
 /// Smallest response body that is compressed, in bytes.
 pub(crate) const COMPRESS_MIN_BYTES: u16 = 1024;
 
+/// What both compression layers take: tower-http's default predicate (not an image, an event
+/// stream or gRPC) and a body not known to be shorter than [`COMPRESS_MIN_BYTES`].
+pub(crate) fn compressible() -> And<DefaultPredicate, SizeAbove> {
+    DefaultPredicate::new().and(SizeAbove::new(COMPRESS_MIN_BYTES))
+}
+
 /// The header carrying the request id, set when the client did not send one.
 static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
@@ -125,7 +131,7 @@ pub(crate) fn apply(router: Router, request_timeout: Duration, https: bool) -> R
         .layer(
             CompressionLayer::new()
                 .quality(CompressionLevel::Fastest)
-                .compress_when(DefaultPredicate::new().and(SizeAbove::new(COMPRESS_MIN_BYTES))),
+                .compress_when(compressible()),
         )
         .layer(axum::middleware::from_fn(compression::gzip_whole_bodies))
         .layer(SetResponseHeaderLayer::if_not_present(
